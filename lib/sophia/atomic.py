@@ -1,0 +1,120 @@
+"""Atomic, durable file writes and strict reads. Standard library only (imported by hooks).
+
+A write goes to a temp file in the same directory, is fsynced, then renamed over the
+target, and the directory is fsynced: a reader sees the old file or the new one, never
+a half-written or empty one, even if the writer is killed. The newest good version
+of a state file is also copied under ``backups/last/`` so ``s3 doctor --repair`` can
+restore it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from .errors import StateFileError, StateWriteError
+
+FILE_MODE = 0o600
+DIR_MODE = 0o700
+
+
+def ensure_dir(path: Path) -> None:
+    if not path.is_dir():
+        try:
+            path.mkdir(parents=True, exist_ok=True, mode=DIR_MODE)
+        except OSError as exc:
+            raise StateWriteError(path, exc.strerror or str(exc)) from exc
+
+
+def _fsync_dir(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def write_bytes_atomic(path: Path | str, data: bytes, *, keep_last: Path | None = None) -> None:
+    """Atomically replace ``path`` with ``data`` (mode 0600).
+
+    ``keep_last``: where a copy of the new version goes once it is in place: the last good
+    copy ``s3 doctor --repair`` restores if the file is later damaged.
+    """
+    target = Path(path)
+    ensure_dir(target.parent)
+    tmp_name = ""
+    try:
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        try:
+            os.fchmod(fd, FILE_MODE)
+            view = memoryview(data)
+            while view:
+                n = os.write(fd, view)
+                view = view[n:]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp_name, target)
+        tmp_name = ""
+        _fsync_dir(target.parent)
+        if keep_last is not None:
+            # A copy, not a hard link: a hand edit in place would change a linked twin too.
+            with contextlib.suppress(StateWriteError):
+                write_bytes_atomic(keep_last, data)
+    except OSError as exc:
+        raise StateWriteError(target, exc.strerror or str(exc)) from exc
+    finally:
+        if tmp_name:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp_name)
+
+
+def dumps(obj: Any) -> bytes:
+    return (json.dumps(obj, indent=2, ensure_ascii=False, default=str) + "\n").encode("utf-8")
+
+
+def write_json_atomic(path: Path | str, obj: Any, *, keep_last: Path | None = None) -> None:
+    write_bytes_atomic(path, dumps(obj), keep_last=keep_last)
+
+
+def read_json(path: Path | str, default: Any = None) -> Any:
+    """Parse a JSON state file. Missing -> ``default``; unparsable -> :class:`StateFileError`."""
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except FileNotFoundError:
+        return default
+    except IsADirectoryError as exc:
+        raise StateFileError(p, "is a directory, expected a JSON file") from exc
+    except OSError as exc:
+        raise StateFileError(p, f"cannot read: {exc.strerror or exc}") from exc
+    if not raw.strip():
+        raise StateFileError(p, "file is empty")
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise StateFileError(p, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    except RecursionError as exc:
+        raise StateFileError(p, "JSON nested too deeply") from exc
+    except json.JSONDecodeError as exc:
+        raise StateFileError(p, f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from exc
+
+
+def append_line(path: Path | str, line: str) -> None:
+    """Append one line (O_APPEND, one write: concurrent appenders never interleave lines)."""
+    p = Path(path)
+    ensure_dir(p.parent)
+    data = (line.rstrip("\n") + "\n").encode("utf-8")
+    try:
+        fd = os.open(p, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, FILE_MODE)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise StateWriteError(p, exc.strerror or str(exc)) from exc

@@ -1,0 +1,1 @@
+"""The ``s3`` command line (typer). Command modules are named ``cmd_<topic>.py``."""

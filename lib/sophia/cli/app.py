@@ -1,0 +1,28 @@
+"""The typer application. Each ``cmd_*`` module attaches its commands to ``app``.
+
+Keep this import-light: no pydantic, numpy or torch at module level in any ``cmd_*``
+module; import them inside the command functions that need them.
+"""
+
+from __future__ import annotations
+
+import typer
+
+app = typer.Typer(
+    name="s3",
+    help="Sophia System 3: memory and a conscience for Claude Code.\n\n"
+    "State lives in ~/.sophia (override with SOPHIA_HOME). Every command that reports "
+    "takes --json for machine-readable output.",
+    rich_markup_mode="rich",
+    context_settings={"help_option_names": ["-h", "--help"]},
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+
+
+def _register() -> None:
+    from . import cmd_core  # noqa: F401
+
+
+_register()

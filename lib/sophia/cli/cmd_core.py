@@ -1,0 +1,193 @@
+"""s3 init / status / doctor / version."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from .app import app
+from .output import console, emit_json, fail, guard
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON instead of text.")]
+
+
+@app.command()
+def version(json_out: JsonOpt = False) -> None:
+    """Print the kit's version."""
+    from .. import __version__
+
+    if json_out:
+        emit_json({"version": __version__})
+    else:
+        typer.echo(f"s3 (Sophia System 3) {__version__}")
+
+
+@app.command()
+def init(json_out: JsonOpt = False) -> None:
+    """Create the ~/.sophia state tree (idempotent: existing files are kept as they are).
+
+    Creates config.json, self_model.json, user_models/default.json, episodes/index.json,
+    semantic_rules.json, agent_results/ and logs/; directories 0700, files 0600.
+    """
+    from .. import paths
+    from ..errors import SophiaError
+    from ..state import init_tree, secure_tree
+
+    home = paths.sophia_home()
+    try:
+        created = init_tree(home)
+        secure_tree(home)
+    except SophiaError as exc:
+        guard(exc)
+    if json_out:
+        emit_json({"home": str(home), "created": created})
+        return
+    if created:
+        typer.echo(f"Initialised {home}: created {', '.join(created)}")
+    else:
+        typer.echo(f"{home} is already initialised; nothing changed.")
+    typer.echo("Next: `s3 status` to see the self-model, `s3 recall QUERY` to search memory.")
+
+
+def _status_data(home: Path) -> dict[str, Any]:
+    from .. import paths
+    from ..atomic import read_json
+    from ..episode_store import read_index
+    from ..identity import identity_staleness
+    from ..models import SelfModel
+    from ..state import load_model
+
+    if not home.is_dir():
+        fail(f"{home} does not exist", hint="run `s3 init` (or ./install.sh) first")
+    sm = load_model(paths.self_model_path(home), SelfModel)
+    index = read_index(home)
+    rules = read_json(paths.rules_path(home), default=[])
+    from ..errors import StateFileError
+
+    if not isinstance(rules, list):
+        raise StateFileError(paths.rules_path(home), "expected a JSON array of semantic rules")
+    entries = index.get("entries", [])
+    return {
+        "home": str(home),
+        "self_model": sm.model_dump(mode="json"),
+        "episodes": {
+            "total": int(index.get("total_episodes") or len(entries)),
+            "in_index": len(entries),
+            "recent": entries[:5],
+        },
+        "rules": {"total": len(rules)},
+        "claude_md": identity_staleness(home, sm),
+    }
+
+
+@app.command()
+def status(json_out: JsonOpt = False) -> None:
+    """Show identity, creed, capabilities, knowledge gaps, statistics and recent episodes.
+
+    Warns when the generated CLAUDE.md is older than the self-model (run
+    `s3 refresh-identity`). A state file that does not parse is named, with the fix.
+    """
+    from .. import paths
+    from ..errors import SophiaError
+
+    home = paths.sophia_home()
+    try:
+        data = _status_data(home)
+    except SophiaError as exc:
+        guard(exc)
+    if json_out:
+        emit_json(data)
+        return
+    _render_status(data)
+
+
+def _pct(x: float) -> str:
+    return f"{round(x * 100)}%"
+
+
+def _render_status(data: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    c = console()
+    sm = data["self_model"]
+    c.print("[bold]## System 3 Status[/bold]\n")
+    c.print("[bold]### Identity[/bold]")
+    c.print(f"- Agent ID: {sm['agent_id']}")
+    c.print(f"- Goal: {sm['identity_goal']}\n")
+    c.print("[bold]### Terminal Creed[/bold]")
+    for i, line in enumerate(sm["terminal_creed"], 1):
+        c.print(f"{i}. {line}")
+    c.print("\n[bold]### Capabilities[/bold]")
+    caps = sm.get("capabilities") or {}
+    if caps:
+        t = Table("Domain", "Proficiency", "Experience", "Success Rate")
+        ranked = sorted(caps.items(), key=lambda kv: kv[1]["proficiency"], reverse=True)
+        for name, rec in ranked:
+            t.add_row(name, _pct(rec["proficiency"]), f"{rec['experience_count']} tasks", _pct(rec["success_rate"]))
+        c.print(t)
+    else:
+        c.print("- none tracked yet (reflection adds them)")
+    c.print("\n[bold]### Knowledge Gaps[/bold]")
+    for gap in sm.get("knowledge_gaps") or ["none recorded"]:
+        c.print(f"- {gap}")
+    eps = data["episodes"]
+    c.print("\n[bold]### Statistics[/bold]")
+    c.print(f"- Total sessions: {sm['total_sessions']}")
+    c.print(f"- Total episodes: {eps['total']}")
+    c.print(f"- Semantic rules: {data['rules']['total']}")
+    c.print(f"- Last session: {sm.get('last_session') or 'never'}")
+    c.print(f"- Last reflection: {sm.get('last_reflection') or 'never'}")
+    c.print("\n[bold]### Recent Episodes[/bold]")
+    if not eps["recent"]:
+        c.print("- none yet")
+    for i, e in enumerate(eps["recent"], 1):
+        h = e.get("heuristics_count") or 0
+        extra = f", {h} heuristics" if h else ""
+        c.print(f"{i}. [{e.get('outcome', 'UNKNOWN')}] {e.get('goal_summary') or '(no goal)'} "
+                f"({e.get('tool_call_count', 0)} tools{extra}) {e.get('id')}")
+    cm = data["claude_md"]
+    c.print("\n[bold]### CLAUDE.md[/bold]")
+    c.print(f"- {cm['message']}")
+
+
+@app.command()
+def doctor(
+    repair: Annotated[bool, typer.Option("--repair", help="Move corrupt files to quarantine/ and restore "
+                                         "the last good copy (or the default).")] = False,
+    json_out: JsonOpt = False,
+) -> None:
+    """Check every state file (and the index); with --repair, set bad ones aside and restore them.
+
+    Exits 1 when problems remain (after --repair: when something could not be restored).
+    """
+    from .. import paths
+    from ..errors import SophiaError
+    from ..state import check_tree, repair_tree
+
+    home = paths.sophia_home()
+    try:
+        problems = repair_tree(home) if repair else check_tree(home)
+    except SophiaError as exc:
+        guard(exc)
+    unresolved = [p for p in problems if not repair or "no good copy" in p.action or not p.action]
+    if json_out:
+        emit_json({
+            "home": str(home),
+            "ok": not problems,
+            "repaired": repair,
+            "problems": [{"path": str(p.path), "reason": p.reason, "action": p.action} for p in problems],
+        })
+    else:
+        if not problems:
+            typer.echo(f"{home}: all state files parse and match their schemas.")
+        for p in problems:
+            line = f"{p.path}: {p.reason}"
+            if p.action:
+                line += f" -> {p.action}"
+            typer.echo(line)
+        if problems and not repair:
+            typer.echo("Run `s3 doctor --repair` to set the bad files aside (kept in quarantine/) and restore them.")
+    if unresolved:
+        raise typer.Exit(1)

@@ -1,0 +1,297 @@
+"""The ``~/.sophia`` state tree: create it, read and write its files through their models,
+check and repair it. Imports pydantic (CLI side only; hooks use the stdlib modules).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from . import paths
+from .atomic import DIR_MODE, FILE_MODE, ensure_dir, read_json, write_json_atomic
+from .episode_store import empty_index
+from .errors import StateFileError
+from .locking import locked
+from .models import Config, Episode, EpisodeIndex, SelfModel, SemanticRule, UserModel
+from .timeutil import now
+
+M = TypeVar("M", bound=BaseModel)
+TEMPLATES = Path(__file__).with_name("templates")
+
+
+def template_json(name: str) -> Any:
+    return json.loads((TEMPLATES / name).read_text(encoding="utf-8"))
+
+
+def describe_validation(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors()[:5]:
+        loc = ".".join(str(x) for x in err.get("loc", ())) or "(root)"
+        parts.append(f"{loc}: {err.get('msg')}")
+    more = f" (+{exc.error_count() - 5} more)" if exc.error_count() > 5 else ""
+    return "; ".join(parts) + more
+
+
+def load_model(path: Path, model: type[M], default: Callable[[], M] | None = None) -> M:
+    """Read ``path`` as ``model``. Missing -> ``default()``; bad JSON or schema -> StateFileError."""
+    data = read_json(path, default=None)
+    if data is None:
+        if default is None:
+            raise StateFileError(path, "missing")
+        return default()
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise StateFileError(path, f"does not match the {model.__name__} schema: {describe_validation(exc)}") from exc
+
+
+def last_good_path(path: Path, home: Path | None = None) -> Path:
+    h = home or paths.sophia_home()
+    try:
+        rel = path.relative_to(h)
+    except ValueError:
+        rel = Path(path.name)
+    return paths.backups_dir(h) / "last" / rel
+
+
+def save_model(path: Path, obj: BaseModel, home: Path | None = None) -> None:
+    write_json_atomic(path, obj.model_dump(mode="json"), keep_last=last_good_path(path, home))
+
+
+@contextlib.contextmanager
+def update_model(path: Path, model: type[M], default: Callable[[], M] | None = None,
+                 home: Path | None = None) -> Iterator[M]:
+    """Lock, read, let the caller mutate, write atomically. Nothing is written if the block raises."""
+    with locked(path):
+        obj = load_model(path, model, default)
+        yield obj
+        save_model(path, obj, home)
+
+
+# ---------------------------------------------------------------- the tree
+
+
+@dataclass(frozen=True)
+class StateFile:
+    name: str
+    path: Callable[[Path], Path]
+    model: type[BaseModel] | None  # None: a JSON list of SemanticRule
+    default: Callable[[], Any]
+
+
+def _default_config() -> Config:
+    return Config.model_validate(template_json("config.json"))
+
+
+def _default_self_model() -> SelfModel:
+    data = template_json("self_model.json")
+    stamp = now()
+    data.setdefault("created_at", stamp)
+    data.setdefault("updated_at", stamp)
+    return SelfModel.model_validate(data)
+
+
+def state_files(home: Path) -> list[StateFile]:
+    user = "default"
+    with contextlib.suppress(Exception):
+        cfg = read_json(paths.config_path(home), default=None)
+        if isinstance(cfg, dict) and isinstance(cfg.get("current_user"), str) and "/" not in cfg["current_user"]:
+            user = cfg["current_user"] or "default"
+    return [
+        StateFile("config.json", paths.config_path, Config, _default_config),
+        StateFile("self_model.json", paths.self_model_path, SelfModel, _default_self_model),
+        StateFile(f"user_models/{user}.json", lambda h: paths.user_model_path(user, h), UserModel,
+                  lambda: UserModel(user_id=user)),
+        StateFile("episodes/index.json", paths.episode_index_path, EpisodeIndex,
+                  lambda: EpisodeIndex.model_validate(empty_index())),
+        StateFile("semantic_rules.json", paths.rules_path, None, list),
+    ]
+
+
+def validate_data(sf: StateFile, data: Any, path: Path) -> None:
+    if sf.model is not None:
+        try:
+            sf.model.model_validate(data)
+        except ValidationError as exc:
+            raise StateFileError(path, f"does not match the {sf.model.__name__} schema: "
+                                       f"{describe_validation(exc)}") from exc
+        return
+    if not isinstance(data, list):
+        raise StateFileError(path, "expected a JSON array of semantic rules")
+    for i, item in enumerate(data):
+        try:
+            SemanticRule.model_validate(item)
+        except ValidationError as exc:
+            raise StateFileError(path, f"rule #{i}: {describe_validation(exc)}") from exc
+
+
+def _dump_default(value: Any) -> Any:
+    return value.model_dump(mode="json") if isinstance(value, BaseModel) else value
+
+
+def init_tree(home: Path | None = None) -> list[str]:
+    """Create whatever is missing (idempotent). Returns the relative paths created."""
+    h = home or paths.sophia_home()
+    created: list[str] = []
+    if not h.exists():
+        created.append(".")
+    ensure_dir(h)
+    with contextlib.suppress(OSError):
+        os.chmod(h, DIR_MODE)
+    for d in paths.TREE_DIRS:
+        p = h / d
+        if not p.exists():
+            created.append(d + "/")
+        ensure_dir(p)
+    from .migrations import migrate
+
+    migrate(h)
+    for sf in state_files(h):
+        p = sf.path(h)
+        with locked(p):
+            if p.exists():
+                continue
+            write_json_atomic(p, _dump_default(sf.default()), keep_last=last_good_path(p, h))
+            created.append(sf.name)
+    return created
+
+
+def secure_tree(home: Path) -> None:
+    """Directories 0700, files 0600 (best effort)."""
+    for root, dirs, files in os.walk(home):
+        if Path(root).name == "venv" or "/venv/" in root:
+            dirs[:] = []
+            continue
+        for d in dirs:
+            with contextlib.suppress(OSError):
+                os.chmod(os.path.join(root, d), DIR_MODE)
+        for f in files:
+            fp = os.path.join(root, f)
+            with contextlib.suppress(OSError):
+                if not os.path.islink(fp):
+                    os.chmod(fp, FILE_MODE)
+
+
+# ---------------------------------------------------------------- doctor
+
+
+@dataclass
+class Problem:
+    path: Path
+    reason: str
+    action: str = ""
+
+
+def _check_file(sf: StateFile | None, p: Path, model: type[BaseModel] | None = None) -> Problem | None:
+    try:
+        data = read_json(p, default=None)
+        if data is None:
+            return Problem(p, "missing")
+        if sf is not None:
+            validate_data(sf, data, p)
+        elif model is not None:
+            try:
+                model.model_validate(data)
+            except ValidationError as exc:
+                raise StateFileError(p, f"does not match the {model.__name__} schema: "
+                                        f"{describe_validation(exc)}") from exc
+    except StateFileError as exc:
+        return Problem(p, exc.reason)
+    return None
+
+
+def check_tree(home: Path | None = None) -> list[Problem]:
+    h = home or paths.sophia_home()
+    problems: list[Problem] = []
+    if not h.is_dir():
+        return [Problem(h, "missing: run `s3 init`")]
+    for sf in state_files(h):
+        prob = _check_file(sf, sf.path(h))
+        if prob:
+            problems.append(prob)
+    ed = paths.episodes_dir(h)
+    if ed.is_dir():
+        for p in sorted(ed.glob("*.json")):
+            if p.name == "index.json" or p.name.startswith("index_archive_"):
+                if p.name.startswith("index_archive_"):
+                    prob = _check_file(None, p)
+                    if prob:
+                        problems.append(prob)
+                continue
+            prob = _check_file(None, p, Episode)
+            if prob:
+                problems.append(prob)
+    for checker in _extra_checkers:
+        problems.extend(checker(h, False))
+    return problems
+
+
+# Other modules (the index, memory stores) register checks: fn(home, repair) -> problems.
+_extra_checkers: list[Callable[[Path, bool], list[Problem]]] = []
+
+
+def register_checker(fn: Callable[[Path, bool], list[Problem]]) -> None:
+    if fn not in _extra_checkers:
+        _extra_checkers.append(fn)
+
+
+def quarantine(p: Path, home: Path) -> Path:
+    qdir = paths.quarantine_dir(home)
+    ensure_dir(qdir)
+    stamp = now().strftime("%Y%m%dT%H%M%S%f")
+    rel = str(p.relative_to(home)).replace(os.sep, "__") if p.is_relative_to(home) else p.name
+    dest = qdir / f"{stamp}-{rel}"
+    shutil.move(str(p), dest)
+    with contextlib.suppress(OSError):
+        os.chmod(dest, FILE_MODE)
+    return dest
+
+
+def repair_tree(home: Path | None = None) -> list[Problem]:
+    """Quarantine every corrupt file and restore its last good copy or the default."""
+    h = home or paths.sophia_home()
+    init_needed = not h.is_dir()
+    if init_needed:
+        init_tree(h)
+    fixed: list[Problem] = []
+    by_path = {sf.path(h): sf for sf in state_files(h)}
+    for prob in check_tree(h):
+        p = prob.path
+        sf = by_path.get(p)
+        with locked(p):
+            if p.exists():
+                dest = quarantine(p, h)
+                prob.action = f"moved to {dest}"
+            else:
+                prob.action = ""
+            restored = False
+            lg = last_good_path(p, h)
+            if lg.exists():
+                try:
+                    data = read_json(lg)
+                    if sf is not None:
+                        validate_data(sf, data, lg)
+                    elif p.parent == paths.episodes_dir(h) and not p.name.startswith("index_archive_"):
+                        Episode.model_validate(data)
+                    write_json_atomic(p, data)
+                    prob.action += ("; " if prob.action else "") + "restored the last good copy"
+                    restored = True
+                except (StateFileError, ValidationError):
+                    restored = False
+            if not restored and sf is not None:
+                write_json_atomic(p, _dump_default(sf.default()))
+                prob.action += ("; " if prob.action else "") + "restored the default"
+            elif not restored:
+                prob.action += ("; " if prob.action else "") + "no good copy to restore (kept in quarantine)"
+        fixed.append(prob)
+    for checker in _extra_checkers:
+        fixed.extend(checker(h, True))
+    return fixed

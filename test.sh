@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Run every test of the kit. Installs what a fresh machine lacks, then runs the lint gates
+# (ruff, mypy, shellcheck), pytest (unit, integration, end-to-end with the real claude client)
+# and bats (hooks, install/uninstall). Usage: ./test.sh [pytest args...]
+#   SOPHIA_TEST_SKIP_INSTALL=1  use what is installed, install nothing
+set -euo pipefail
+umask 022
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+cd "$ROOT"
+VENV=${SOPHIA_TEST_VENV:-$ROOT/.venv}
+CACHE=$ROOT/.cache
+CLAUDE_VERSION=2.1.197
+TORCH_SPEC=${SOPHIA_TORCH_SPEC:-torch==2.13.0}
+
+say() { printf '\n==> %s\n' "$*"; }
+die() { printf 'test.sh: %s\n' "$*" >&2; exit 1; }
+
+as_root() { if [[ $(id -u) -eq 0 ]]; then "$@"; else sudo "$@"; fi; }
+
+install_system() {
+  local missing=()
+  for tool in bats jq shellcheck; do command -v "$tool" >/dev/null 2>&1 || missing+=("$tool"); done
+  ((${#missing[@]})) || return 0
+  say "installing ${missing[*]} (apt)"
+  as_root apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+install_claude() {
+  local bin=$CACHE/node/node_modules/.bin/claude
+  if [[ -x $bin ]] && [[ $("$bin" --version 2>/dev/null) == "$CLAUDE_VERSION"* ]]; then return 0; fi
+  command -v npm >/dev/null 2>&1 || die "npm is needed for the end-to-end tests (apt-get install nodejs npm)"
+  say "installing @anthropic-ai/claude-code@$CLAUDE_VERSION (npm, into .cache/node)"
+  mkdir -p "$CACHE/node"
+  (cd "$CACHE/node" && npm install --silent --no-audit --no-fund --no-save "@anthropic-ai/claude-code@$CLAUDE_VERSION" >/dev/null)
+}
+
+find_python() {
+  local c
+  for c in python3.13 python3.12 python3.11 python3; do
+    if command -v "$c" >/dev/null 2>&1 && "$c" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+      command -v "$c"; return 0
+    fi
+  done
+  die "Python 3.11 or newer is needed"
+}
+
+install_python() {
+  local stamp=$VENV/.sophia-test-stamp want
+  want=$(cat pyproject.toml | sha256sum | cut -c1-16)
+  if [[ -f $stamp && $(cat "$stamp") == "$want" ]]; then
+    "$VENV/bin/pip" install -q --no-deps -e . >/dev/null 2>&1 || true
+    return 0
+  fi
+  say "preparing the test venv ($VENV)"
+  [[ -x $VENV/bin/python ]] || "$(find_python)" -m venv "$VENV"
+  "$VENV/bin/pip" install -q --upgrade pip >/dev/null 2>&1 || true
+  "$VENV/bin/pip" install -q "$TORCH_SPEC" 2>&1 | grep -v '^WARNING: Location' || true
+  "$VENV/bin/pip" install -q -e ".[dev,embeddings]" 2>&1 | grep -v '^WARNING: Location' || true
+  "$VENV/bin/python" -c 'import pydantic, typer, pytest, jsonschema, hypothesis' || die "python dependencies failed to install"
+  echo "$want" > "$stamp"
+}
+
+if [[ -z ${SOPHIA_TEST_SKIP_INSTALL:-} ]]; then
+  install_system
+  install_claude
+  install_python
+fi
+export PATH="$VENV/bin:$CACHE/node/node_modules/.bin:$PATH"
+export SOPHIA_TEST_CLAUDE=$CACHE/node/node_modules/.bin/claude
+export SOPHIA_TEST_VENV=$VENV
+
+say "lint: ruff"
+ruff check lib tests bench
+say "lint: mypy"
+mypy
+say "lint: shellcheck"
+mapfile -t shells < <(git ls-files '*.sh' '*.bash' 'hooks/*' '.ci/*' | grep -vE '\.(json|md|py)$' || true)
+((${#shells[@]})) && shellcheck -x "${shells[@]}"
+
+say "pytest"
+python -m pytest "$@"
+
+if compgen -G "tests/bats/*.bats" >/dev/null; then
+  say "bats"
+  bats tests/bats
+fi
+say "all tests passed"

@@ -1,0 +1,47 @@
+"""Shared fixtures: no test ever touches the real HOME or ~/.sophia."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+LIB = ROOT / "lib"
+if str(LIB) not in sys.path:
+    sys.path.insert(0, str(LIB))
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Point HOME and SOPHIA_HOME at temp dirs for every test."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("SOPHIA_HOME", str(home / ".sophia"))
+    monkeypatch.delenv("SOPHIA_HOOK_GUARD", raising=False)
+    return home
+
+
+@pytest.fixture
+def sophia_home(isolated_home: Path) -> Path:
+    return isolated_home / ".sophia"
+
+
+@pytest.fixture
+def s3_env(isolated_home: Path) -> dict[str, str]:
+    """Environment for running the ``s3`` CLI / hooks as subprocesses."""
+    env = dict(os.environ)
+    env["HOME"] = str(isolated_home)
+    env["SOPHIA_HOME"] = str(isolated_home / ".sophia")
+    env["PYTHONPATH"] = str(LIB)
+    return env
+
+
+def run_s3(args: list[str], env: dict[str, str], input: str | None = None):  # type: ignore[no-untyped-def]
+    import subprocess
+
+    return subprocess.run([sys.executable, "-m", "sophia.cli.entry", *args], env=env, input=input,
+                          capture_output=True, text=True, timeout=120)
