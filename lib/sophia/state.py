@@ -208,7 +208,7 @@ def _check_file(sf: StateFile | None, p: Path, model: type[BaseModel] | None = N
     return None
 
 
-def check_tree(home: Path | None = None) -> list[Problem]:
+def check_tree(home: Path | None = None, extras: bool = True) -> list[Problem]:
     h = home or paths.sophia_home()
     problems: list[Problem] = []
     if not h.is_dir():
@@ -229,8 +229,9 @@ def check_tree(home: Path | None = None) -> list[Problem]:
             prob = _check_file(None, p, Episode)
             if prob:
                 problems.append(prob)
-    for checker in _extra_checkers:
-        problems.extend(checker(h, False))
+    if extras:
+        for checker in _extra_checkers:
+            problems.extend(checker(h, False))
     return problems
 
 
@@ -263,7 +264,7 @@ def repair_tree(home: Path | None = None) -> list[Problem]:
         init_tree(h)
     fixed: list[Problem] = []
     by_path = {sf.path(h): sf for sf in state_files(h)}
-    for prob in check_tree(h):
+    for prob in check_tree(h, extras=False):  # registered checkers repair their own findings below
         p = prob.path
         sf = by_path.get(p)
         with locked(p):
@@ -295,3 +296,12 @@ def repair_tree(home: Path | None = None) -> list[Problem]:
     for checker in _extra_checkers:
         fixed.extend(checker(h, True))
     return fixed
+
+
+def _register_builtin_checkers() -> None:
+    from .consistency import check_interrupted_writes
+
+    register_checker(check_interrupted_writes)
+
+
+_register_builtin_checkers()
