@@ -194,7 +194,7 @@ def _check_file(sf: StateFile | None, p: Path, model: type[BaseModel] | None = N
     try:
         data = read_json(p, default=None)
         if data is None:
-            return Problem(p, "missing")
+            return Problem(p, "contains JSON null, expected a state object" if p.exists() else "missing")
         if sf is not None:
             validate_data(sf, data, p)
         elif model is not None:

@@ -61,11 +61,16 @@ def _status_data(home: Path) -> dict[str, Any]:
 
     if not home.is_dir():
         fail(f"{home} does not exist", hint="run `s3 init` (or ./install.sh) first")
+    from ..errors import StateFileError
+    from ..state import _check_file, state_files
+
+    for sf in state_files(home):  # every state file, not only the ones shown: a corrupt one is named
+        prob = _check_file(sf, sf.path(home))
+        if prob is not None and prob.reason != "missing":
+            raise StateFileError(prob.path, prob.reason)
     sm = load_model(paths.self_model_path(home), SelfModel)
     index = read_index(home)
     rules = read_json(paths.rules_path(home), default=[])
-    from ..errors import StateFileError
-
     if not isinstance(rules, list):
         raise StateFileError(paths.rules_path(home), "expected a JSON array of semantic rules")
     entries = index.get("entries", [])

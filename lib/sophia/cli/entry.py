@@ -23,6 +23,18 @@ def main() -> None:
         sys.exit(130)
     except BrokenPipeError:
         sys.exit(0)
+    except OSError as exc:  # disk full, read-only home, permissions: say what failed, never a traceback
+        where = f" {exc.filename}" if getattr(exc, "filename", None) else ""
+        print(f"s3: error: cannot access{where}: {exc.strerror or exc}", file=sys.stderr)
+        sys.exit(1)
+    except Exception as exc:  # a bug: one line (SOPHIA_DEBUG=1 shows the traceback)
+        import os
+
+        if os.environ.get("SOPHIA_DEBUG"):
+            raise
+        print(f"s3: error: unexpected {type(exc).__name__}: {str(exc)[:300]} (SOPHIA_DEBUG=1 shows the traceback)",
+              file=sys.stderr)
+        sys.exit(1)
 
 
 if __name__ == "__main__":
