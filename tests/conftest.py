@@ -45,3 +45,11 @@ def run_s3(args: list[str], env: dict[str, str], input: str | None = None):  # t
 
     return subprocess.run([sys.executable, "-m", "sophia.cli.entry", *args], env=env, input=input,
                           capture_output=True, text=True, timeout=120)
+
+
+# ---- reliability: no process started by the tests may outlive them (tests/orphan_guard.py)
+def pytest_configure(config: pytest.Config) -> None:
+    from orphan_guard import OrphanGuard
+
+    if not config.pluginmanager.has_plugin("sophia-orphan-guard"):
+        config.pluginmanager.register(OrphanGuard(), "sophia-orphan-guard")
