@@ -7,6 +7,7 @@ the same items to :func:`sophia.memory.indexing.upsert` so ``s3 recall`` sees th
 from __future__ import annotations
 
 import contextlib
+import copy
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -71,7 +72,7 @@ def update_items(stem: str, home: Path | None = None) -> Iterator[list[dict[str,
     p = memory_file(stem, home)
     with locked(p):
         items = load_items(stem, home)
-        before = [dict(i) for i in items]
+        before = copy.deepcopy(items)
         yield items
         if items != before or not p.exists():
             write_json_atomic(p, {"items": items})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import copy
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
@@ -33,7 +34,7 @@ def update_rules(home: Path | None = None) -> Iterator[list[dict[str, Any]]]:
     p = paths.rules_path(home)
     with locked(p):
         rules = load_rules(home)
-        before = [dict(r) for r in rules]
+        before = copy.deepcopy(rules)
         yield rules
         if rules != before:
             from ..state import last_good_path
