@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from conftest import run_s3
 from metahelp import FIXTURES, self_model, snapshot, standard_episodes
 

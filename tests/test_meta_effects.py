@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from conftest import run_s3
 from metahelp import items, load_fixture, make_episode, rules, seed_episodes, self_model, standard_episodes
-
 from sophia.contracts import ContractError
 from sophia.memory.apply import apply_result
 from sophia.state import init_tree

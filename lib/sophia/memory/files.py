@@ -32,6 +32,9 @@ FILE_KINDS = {v: k for k, v in KIND_FILES.items()}
 ITEM_KEYS = ("id", "type", "text", "project", "timestamp", "event_time", "source_ids", "valid_from",
              "valid_until", "temporality", "scene_id", "memcell_id", "links", "meta")
 
+# Writers queue behind each other (8 concurrent `s3 learn` on 2 busy cores wait > 5 s).
+WRITE_TIMEOUT = 30.0
+
 
 def memory_file(stem: str, home: Path | None = None) -> Path:
     return paths.memory_dir(home) / f"{stem}.json"
@@ -70,7 +73,7 @@ def load_items(stem: str, home: Path | None = None) -> list[dict[str, Any]]:
 def update_items(stem: str, home: Path | None = None) -> Iterator[list[dict[str, Any]]]:
     """Lock, read, let the caller mutate the list in place, write atomically (only if it changed)."""
     p = memory_file(stem, home)
-    with locked(p):
+    with locked(p, timeout=WRITE_TIMEOUT):
         items = load_items(stem, home)
         before = copy.deepcopy(items)
         yield items

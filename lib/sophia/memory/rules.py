@@ -20,6 +20,9 @@ from .text import near_duplicate, normalise
 MERGE_BOOST = 0.05
 MAX_DIGESTS = 20
 
+# Writers queue behind each other (8 concurrent `s3 learn` on 2 busy cores wait > 5 s).
+WRITE_TIMEOUT = 30.0
+
 
 def load_rules(home: Path | None = None) -> list[dict[str, Any]]:
     p = paths.rules_path(home)
@@ -32,7 +35,7 @@ def load_rules(home: Path | None = None) -> list[dict[str, Any]]:
 @contextlib.contextmanager
 def update_rules(home: Path | None = None) -> Iterator[list[dict[str, Any]]]:
     p = paths.rules_path(home)
-    with locked(p):
+    with locked(p, timeout=WRITE_TIMEOUT):
         rules = load_rules(home)
         before = copy.deepcopy(rules)
         yield rules
