@@ -62,6 +62,14 @@ def delete(ids: list[str], home: Path | None = None) -> bool:
 
 
 def rule_item(rule: dict[str, Any]) -> dict[str, Any]:
+    """The index item of a rule: the recall engineer's converter when present (so rebuild and
+    live updates agree), else an equivalent one."""
+    try:
+        from ..index.rebuild import rule_item as theirs
+    except ImportError:
+        pass
+    else:
+        return dict(theirs(rule))
     from .files import make_item
 
     return make_item(
@@ -74,6 +82,12 @@ def rule_item(rule: dict[str, Any]) -> dict[str, Any]:
 
 
 def episode_item(ep: dict[str, Any]) -> dict[str, Any]:
+    try:
+        from ..index.rebuild import episode_item as theirs
+    except ImportError:
+        pass
+    else:
+        return dict(theirs(ep))
     from .files import make_item
 
     parts = [ep.get("goal_summary") or "", ep.get("goal") or "", ep.get("narrative") or "",
