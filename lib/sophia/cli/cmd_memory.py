@@ -52,7 +52,7 @@ def list_cmd(
 ) -> None:
     """List stored memories of one kind (JSON: an array of the stored objects)."""
     from ..errors import SophiaError
-    from ..memory.apply import list_kind
+    from ..memory.manage import list_kind
 
     if kind not in LIST_KINDS:
         fail(f"unknown kind {kind!r}", code=2, hint=f"one of: {', '.join(LIST_KINDS)}")

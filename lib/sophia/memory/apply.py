@@ -34,7 +34,7 @@ from ..locking import locked
 from ..redact import redact_obj
 from ..timeutil import iso, now, parse
 from . import conflicts, indexing, ledger, rules, scenes
-from .files import find_item, load_items, make_item, update_items
+from .files import find_item, make_item, update_items
 from .text import content_id, near_duplicate, normalise
 
 MAX_GAPS = 50
@@ -604,24 +604,3 @@ def _apply_profile(r: ExtractionResult, dg: str, home: Path, observed: datetime,
                 out["promoted"].append(pid)
             written.append(item)
     return out
-
-
-# ---------------------------------------------------------------- listing helpers
-
-
-def list_kind(kind: str, home: Path | None = None) -> list[Any]:
-    from ..episode_store import read_index
-
-    h = home or paths.sophia_home()
-    if kind == "rules":
-        return rules.load_rules(h)
-    if kind == "episodes":
-        return list(read_index(h).get("entries") or [])
-    if kind == "gaps":
-        from ..models import SelfModel
-        from ..state import _default_self_model, load_model
-
-        return list(load_model(paths.self_model_path(h), SelfModel, _default_self_model).knowledge_gaps)
-    if kind == "conflicts":
-        return conflicts.load_records(h)
-    return load_items(kind, h)

@@ -130,3 +130,26 @@ def _refers(item: dict[str, Any], mid: str) -> bool:
         return True
     members = (item.get("meta") or {}).get("member_ids")
     return isinstance(members, list) and mid in members
+
+
+# ---------------------------------------------------------------- listing helpers
+
+
+def list_kind(kind: str, home: Path | None = None) -> list[Any]:
+    from ..episode_store import read_index
+
+    h = home or paths.sophia_home()
+    if kind == "rules":
+        return rules.load_rules(h)
+    if kind == "episodes":
+        return list(read_index(h).get("entries") or [])
+    if kind == "gaps":
+        from ..models import SelfModel
+        from ..state import _default_self_model, load_model
+
+        return list(load_model(paths.self_model_path(h), SelfModel, _default_self_model).knowledge_gaps)
+    if kind == "conflicts":
+        from .conflicts import load_records
+
+        return load_records(h)
+    return load_items(kind, h)
