@@ -64,3 +64,26 @@ def test_cluster_texts_keyword_fallback(monkeypatch) -> None:  # type: ignore[no
     out = scenes.cluster_texts(texts)
     assert out["method"] == "dbscan-keywords"
     assert out["labels"][:3] == [0, 0, 0] and out["labels"][3] == -1
+
+
+def test_client_vectors_are_used_when_returned(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """When the embedding client answers, scenes and DBSCAN use its vectors (cosine), not keywords."""
+    import sys
+    import types
+
+    calls: list[dict] = []
+
+    def fake_embed(texts, *, home=None, timeout=30.0, start=True):  # type: ignore[no-untyped-def]
+        calls.append({"n": len(texts), "start": start, "timeout": timeout})
+        return [[1.0, 0.0] if "docker" in t else [0.0, 1.0] for t in texts]
+
+    mod = types.ModuleType("sophia.embed.client")
+    mod.embed = fake_embed  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "sophia.embed", types.ModuleType("sophia.embed"))
+    monkeypatch.setitem(sys.modules, "sophia.embed.client", mod)
+    monkeypatch.delenv("SOPHIA_EMBEDDINGS", raising=False)
+    out = scenes.cluster_texts(["docker a", "docker b", "docker c", "bread"])
+    assert out["method"] == "dbscan-embeddings" and out["labels"] == [0, 0, 0, -1]
+    assert calls == [{"n": 4, "start": False, "timeout": 5.0}]  # never starts the service, never waits long
+    monkeypatch.setenv("SOPHIA_EMBEDDINGS", "off")
+    assert scenes.embed(["x"]) is None and len(calls) == 1

@@ -499,7 +499,7 @@ def apply_extraction(r: ExtractionResult, dg: str, home: Path, at: datetime) -> 
     scene_id = None
     if scene_text:
         member = mc_id or (facts[0]["id"] if facts else content_id("mc_", scene_text))
-        vecs = scenes.embed([scene_text])
+        vecs = scenes.embed([scene_text], home)
         with update_items("scenes", home) as sc:
             scene = scenes.assign(sc, member, scene_text, observed, vecs[0] if vecs else None)
             scene_id = scene["id"]

@@ -85,7 +85,7 @@ def consolidate_pack(home: Path | None = None, min_episodes: int | None = None) 
     briefs = [b for b in (episode_brief(e["id"], h) for e in entries) if b]
     texts = [" ".join([b.get("goal_summary") or "", b.get("goal") or "", " ".join(b.get("keywords") or []),
                        " ".join(b.get("heuristics") or [])]) for b in briefs]
-    clustering = scenes.cluster_texts(texts) if briefs else {"method": "none", "labels": []}
+    clustering = scenes.cluster_texts(texts, h) if briefs else {"method": "none", "labels": []}
     labels = clustering.pop("labels")
     clusters: dict[int, list[dict[str, Any]]] = {}
     noise = []

@@ -15,6 +15,7 @@ import os
 from collections import Counter
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from ..timeutil import iso, parse
@@ -31,8 +32,11 @@ DBSCAN_MIN_SAMPLES = 3
 KEYWORD_EPS = 0.7  # keyword cosine distance for DBSCAN when embeddings are off
 
 
-def embed(texts: list[str]) -> list[list[float]] | None:
-    """Vectors from the embedding client, or None (off, missing, failing)."""
+def embed(texts: list[str], home: Path | None = None) -> list[list[float]] | None:
+    """Vectors from the embedding client, or None (off, missing, not warm, failing).
+
+    Never starts the embedding service (recall and the session hooks do) and never waits long:
+    applying a result must not hang on a model load."""
     if os.environ.get("SOPHIA_EMBEDDINGS", "").lower() in ("0", "off", "none", "false"):
         return None
     try:
@@ -40,7 +44,12 @@ def embed(texts: list[str]) -> list[list[float]] | None:
     except ImportError:
         return None
     try:
-        vecs = client_embed(texts)
+        vecs = client_embed(texts, home=home, timeout=5.0, start=False)
+    except TypeError:  # an older client without these keywords
+        try:
+            vecs = client_embed(texts)
+        except Exception:
+            return None
     except Exception:
         return None
     if not vecs or len(vecs) != len(texts):
@@ -139,10 +148,10 @@ def dbscan(n: int, dist: Callable[[int, int], float], eps: float, min_samples: i
     return labels
 
 
-def cluster_texts(texts: Sequence[str]) -> dict[str, Any]:
+def cluster_texts(texts: Sequence[str], home: Path | None = None) -> dict[str, Any]:
     """DBSCAN over embeddings (cosine distance, eps 0.3, min_samples 3) or, without them, over
     keyword TF vectors (eps 0.7). Returns {method, eps, min_samples, labels}."""
-    vecs = embed(list(texts)) if texts else None
+    vecs = embed(list(texts), home) if texts else None
     if vecs is not None:
         try:
             import numpy as np
