@@ -77,7 +77,7 @@ def update_items(stem: str, home: Path | None = None) -> Iterator[list[dict[str,
         items = load_items(stem, home)
         before = copy.deepcopy(items)
         yield items
-        if items != before or not p.exists():
+        if items != before:
             write_json_atomic(p, {"items": items})
 
 
