@@ -326,7 +326,7 @@ step_settings() {
 step_manifest() {
   [[ $DRY_RUN == 1 ]] && return 0
   local version
-  version=$("$BASE_PY" -I -S -c 'import sys,re; print(re.search(r"^version\s*=\s*\"([^\"]+)\"", open(sys.argv[1]).read(), re.M).group(1))' "$SOPHIA_SRC/pyproject.toml")
+  version=$(sed -n 's/^version *= *"\([^"]*\)".*/\1/p' "$SOPHIA_SRC/pyproject.toml" | head -n1)
   local -a args=(record --manifest "$MANIFEST" --scope "$SCOPE" --claude-dir "$CLAUDE_DIR"
     --settings "$SETTINGS" --version "$version" --source "$SOPHIA_SRC" --sophia-home "$SOPHIA_HOME"
     --kit "$KIT_DIR" --venv "$VENV_DIR" --venv-python "$VENV_PY" --venv-created "$VENV_CREATED" --settings-created "$SETTINGS_CREATED")
@@ -347,6 +347,11 @@ step_init() {
     return 0
   fi
   SOPHIA_HOME=$SOPHIA_HOME "$S3_BIN" init >/dev/null || _exiterr "s3 init failed (run: $S3_BIN doctor)"
+  # Tells hooks/lib/bootstrap_venv.sh (plugin mode) that the venv is ready for this version.
+  local version
+  version=$(sed -n 's/^version *= *"\([^"]*\)".*/\1/p' "$SOPHIA_SRC/pyproject.toml" | head -n1)
+  mkdir -p "$SOPHIA_HOME/run"
+  printf '%s\t%s\n' "$version" "$S3_BIN" >"$SOPHIA_HOME/run/bootstrap.done"
 }
 
 confirm() {
