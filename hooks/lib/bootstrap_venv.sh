@@ -100,7 +100,8 @@ cmd_run() {
   boot_version
   mkdir -p "$BOOT_RUN" "${BOOT_LOG%/*}"
   exec 9>>"$BOOT_LOCK"
-  if ! flock -n 9; then
+  # -w: a --status probe holds the lock for a moment; a real run holds it for minutes.
+  if ! flock -w 3 9; then
     echo "bootstrap: another bootstrap is running; nothing to do"
     return 0
   fi
