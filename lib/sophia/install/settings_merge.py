@@ -325,7 +325,8 @@ def _run(args: argparse.Namespace) -> dict[str, Any]:
     changed = new != current
     backup = None
     deleted = False
-    if args.action == "remove" and args.delete_if_empty and new == {} and path.exists():
+    if (args.action == "remove" and args.delete_if_empty and new == {} and path.exists()
+            and not path.is_symlink()):
         # The file was created by the install and held nothing but ours: remove it, no backup.
         changed = deleted = True
         if not args.dry_run:
