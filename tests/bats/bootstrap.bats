@@ -107,13 +107,23 @@ now_ms() { date +%s%3N; }
   [ "$("$BOOT" --status)" = missing ]
 }
 
-@test "plugin mode: the hooks run from the plugin folder with the system python3, no venv" {
+@test "plugin mode: hooks run from the plugin folder without a venv; session_start starts the bootstrap" {
   export CLAUDE_PLUGIN_ROOT=$SRC
-  unset SOPHIA_VENV_PYTHON
   local h
-  for h in guardian_tier1 log_action session_end session_start prompt_context; do
-    run "$SRC/hooks/$h.sh" <<<'{"hook_event_name": "X", "session_id": "s"}'
+  for h in guardian_tier1 log_action session_end prompt_context session_start; do
+    run "$SRC/hooks/$h.sh" <<<'{"hook_event_name": "X", "session_id": "s", "source": "startup"}'
     [ "$status" -eq 0 ] || { echo "$h: $output"; false; }
+    [ -z "$output" ] || { echo "$h printed: $output"; false; }
   done
   [ ! -e "$HOME/.sophia/venv" ]
+  run wait_status ready
+  [ "$status" -eq 0 ] || { echo "$output"; cat "$HOME/.sophia/logs/bootstrap.log"; false; }
+  [ -x "$HOME/.local/bin/s3" ]
+}
+
+@test "not in plugin mode: session_start does not bootstrap" {
+  run "$SRC/hooks/session_start.sh" <<<'{"hook_event_name": "SessionStart", "source": "startup"}'
+  [ "$status" -eq 0 ]
+  sleep 1
+  [ ! -e "$HOME/.sophia/logs/bootstrap.log" ]
 }
