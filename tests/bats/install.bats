@@ -334,3 +334,13 @@ snapshot() {
   [ "$status" -eq 0 ]
   [[ $output == *"--purge"* ]]
 }
+
+@test "install with embeddings (the default): torch already in the venv is not reinstalled" {
+  "$TVENV/bin/python" -c 'import torch' 2>/dev/null || skip "the dev venv has no torch"
+  run "$SRC/install.sh" --yes
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  [[ $output == *"torch: already installed"* ]]
+  [[ $output == *"sophia-system3[embeddings]"* ]]
+  run "$HOME/.local/bin/s3" status --json
+  [ "$status" -eq 0 ]
+}

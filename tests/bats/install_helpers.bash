@@ -38,6 +38,11 @@ prepare_src_and_venv() {
   local tpure
   tpure=$("$TVENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
   echo "$purelib" >"$tpure/_sophia_dev_packages.pth"
+  # Building the package without isolation (fast, offline) needs setuptools >= 70.1 (bdist_wheel
+  # built in); a venv made by `python -m venv` may carry an older one: add a newer one to ours.
+  if ! "$TVENV/bin/python" -c 'import setuptools, sys; v = tuple(int(x) for x in setuptools.__version__.split(".")[:2]); sys.exit(v < (70, 1))' 2>/dev/null; then
+    "$TVENV/bin/python" -m pip install -q --disable-pip-version-check "setuptools>=70.1" >&2
+  fi
 }
 
 # A fresh HOME (and SOPHIA_HOME inside it) for one test; PATH keeps the system tools only.
@@ -47,7 +52,7 @@ fresh_home() {
   unset SOPHIA_HOME SOPHIA_HOOK_GUARD SOPHIA_BIN_DIR CLAUDE_PLUGIN_ROOT
   export SOPHIA_VENV_PYTHON=$TVENV/bin/python
   export SOPHIA_PIP_ARGS="--no-build-isolation --no-deps"
-  export PIP_NO_INDEX=1
+  export PIP_NO_INDEX=1 # everything the build needs is in the test venv already
 }
 
 # Python for assertions (stdlib only).
