@@ -13,6 +13,7 @@ Two loops, both against a throw-away SOPHIA_HOME:
 The CI-sized versions are in tests/test_stress.py; the long runs are:
     PYTHONPATH=lib /tmp/devvenv/bin/python bench/stress.py stress --writers 32 --ops 40
     PYTHONPATH=lib /tmp/devvenv/bin/python bench/stress.py crash --iterations 200 --writers 4
+    PYTHONPATH=lib /tmp/devvenv/bin/python bench/stress.py learn --processes 8 --each 25
 """
 
 from __future__ import annotations
@@ -65,7 +66,33 @@ def op_episode(home: Path, wid: int, j: int) -> str:
     return eid
 
 
+WORDS = ("cache", "docker", "retry", "schema", "pytest", "deploy", "index", "lock", "queue", "branch", "token",
+         "kernel", "socket", "vector", "parser", "budget", "render", "signal", "thread", "module", "proxy", "cursor")
+
+
+def insight(wid: int, j: int) -> str:
+    """A distinct lesson per (writer, op): a unique term plus random words, far from any near-duplicate."""
+    rng = random.Random(wid * 100_003 + j)
+    return f"lesson w{wid}n{j}: " + " ".join(rng.sample(WORDS, 5))
+
+
+def learn_available() -> bool:
+    try:
+        from sophia.memory.manage import learn  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def op_rule(home: Path, wid: int, j: int) -> str:
+    """What `s3 learn` does (sophia.memory.manage.learn) when it exists, else the rules file under its lock."""
+    if learn_available():
+        from sophia.memory.manage import learn
+
+        out = learn(insight(wid, j), f"stress w{wid}", home=home)
+        if out["status"] != "added":
+            raise RuntimeError(f"learn {out['status']} instead of added: {insight(wid, j)}")
+        return str(out["rule"]["id"])
     from sophia.state import last_good_path
 
     rid = f"rule_w{wid}_{j}"
@@ -365,6 +392,52 @@ def run_crash(iterations: int = 20, writers: int = 4, ops: int = 10_000, max_ali
     return report
 
 
+def _learn_proc(home: str, wid: int, n: int, real: bool) -> int:
+    """n `s3 learn` calls: real subprocesses of the CLI, or the CLI app invoked in this (forked) process."""
+    env = dict(os.environ, SOPHIA_HOME=home, PYTHONPATH=str(ROOT / "lib"))
+    failures = 0
+    for j in range(n):
+        args = ["learn", insight(wid, j), "--domain", f"stress w{wid}"]
+        if real:
+            import subprocess
+
+            r = subprocess.run([sys.executable, "-m", "sophia.cli.entry", *args], env=env, capture_output=True,
+                               text=True, timeout=300)
+            failures += r.returncode != 0
+        else:
+            from sophia.cli.app import app
+
+            os.environ["SOPHIA_HOME"] = home
+            try:
+                app(args=args, prog_name="s3", standalone_mode=False)
+            except SystemExit as exc:
+                failures += bool(exc.code)
+            except Exception:
+                failures += 1
+    return failures
+
+
+def run_learn(processes: int = 8, each: int = 25, real: bool = True, base: Path | None = None) -> dict[str, Any]:
+    """``processes`` concurrent processes each running `s3 learn` ``each`` times: exactly processes*each rules."""
+    import contextlib as _cl
+    import io
+
+    with tempfile.TemporaryDirectory(dir=base, prefix="learn-") as tmp:
+        home = Path(tmp) / "home"
+        _setup(home)
+        t0 = time.monotonic()
+        with _ctx().Pool(processes) as pool, _cl.redirect_stdout(io.StringIO()):
+            failures = sum(pool.starmap(_learn_proc, [(str(home), w, each, real) for w in range(processes)]))
+        seconds = round(time.monotonic() - t0, 2)
+        rules = read_json(paths.rules_path(home), default=[]) or []
+        ids = [r.get("id") for r in rules]
+        report = Report(writers=processes, operations_acked=processes * each - failures, seconds=seconds)
+        check_files(home, report)
+        return {"processes": processes, "each": each, "real_subprocesses": real, "expected": processes * each,
+                "rules": len(rules), "distinct_ids": len(set(ids)), "failed_calls": failures,
+                "files_checked": report.files_checked, "bad_files": report.bad_files, "seconds": seconds}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -375,7 +448,14 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--iterations", type=int, default=100)
     c.add_argument("--writers", type=int, default=4)
     c.add_argument("--seed", type=int, default=1)
+    lp = sub.add_parser("learn", help="P processes x N real `s3 learn` calls: exactly P*N rules")
+    lp.add_argument("--processes", type=int, default=8)
+    lp.add_argument("--each", type=int, default=25)
     args = ap.parse_args(argv)
+    if args.cmd == "learn":
+        res = run_learn(args.processes, args.each, real=True)
+        print(json.dumps(res, indent=2))
+        return 0 if res["rules"] == res["expected"] == res["distinct_ids"] and not res["bad_files"] else 1
     if args.cmd == "stress":
         report = run_stress(args.writers, args.ops)
     else:

@@ -132,3 +132,25 @@ def test_doctor_cleans_up_after_interrupted_writes(sophia_home: Path, s3_env: di
     fresh.unlink()
     r = run_s3(["doctor"], s3_env)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+@pytest.mark.slow
+def test_8_processes_x_25_learn_keep_exactly_200_rules(tmp_path: Path) -> None:
+    """The CLI's `learn` command, 25 times in each of 8 concurrent processes (invoked in-process after a fork,
+    so CI stays fast; bench/stress.py learn runs 200 real `s3 learn` subprocesses)."""
+    pytest.importorskip("sophia.memory.manage", reason="s3 learn is not merged yet")
+    from bench.stress import run_learn
+
+    res = run_learn(8, 25, real=False, base=tmp_path)
+    assert res["failed_calls"] == 0, res
+    assert res["rules"] == res["distinct_ids"] == 200, res
+    assert res["bad_files"] == [], res
+
+
+@pytest.mark.slow
+def test_concurrent_real_s3_learn_subprocesses(tmp_path: Path) -> None:
+    pytest.importorskip("sophia.memory.manage", reason="s3 learn is not merged yet")
+    from bench.stress import run_learn
+
+    res = run_learn(8, 2, real=True, base=tmp_path)
+    assert res["failed_calls"] == 0 and res["rules"] == res["distinct_ids"] == 16, res
