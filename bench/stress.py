@@ -212,6 +212,7 @@ def read_journals(jdir: Path) -> dict[str, list[str]]:
 
 def check_files(home: Path, report: Report) -> None:
     """Every JSON state file parses (non-empty, complete); the SQLite index passes integrity_check."""
+    report.leftover_tmp = 0  # temp files of killed writes at this check (s3 doctor --repair removes them)
     for p in sorted(home.rglob("*")):
         if not p.is_file():
             continue
