@@ -29,6 +29,8 @@ def _read_input(source: str) -> Any:
         return json.loads(raw)
     except json.JSONDecodeError as exc:
         fail(f"{name}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", code=2)
+    except RecursionError:
+        fail(f"{name}: JSON nested too deeply", code=2)
 
 
 @app.command()
