@@ -6,7 +6,11 @@ import sys
 
 
 def main() -> None:
+    import os
+
     from ..errors import SophiaError
+
+    os.umask(0o077)  # whatever the CLI (or SQLite, or a library) creates is private to the user
 
     try:
         from .app import app
