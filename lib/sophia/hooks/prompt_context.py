@@ -17,6 +17,7 @@ if __name__ == "__main__" and not __package__:
 
     _sys.path.insert(0, _os.path.dirname(_os.path.dirname(_os.path.dirname(_os.path.abspath(__file__)))))
 
+import importlib
 import os
 from pathlib import Path
 from typing import Any
@@ -66,12 +67,12 @@ def fallback_recall(home: Path, query: str, limit: int) -> list[dict[str, Any]]:
 def recall_items(home: Path, query: str, project: str | None, limit: int) -> tuple[list[dict[str, Any]], str]:
     if paths.index_db_path(home).is_file():
         try:
-            from sophia.index.search import recall
+            search = importlib.import_module("sophia.index.search")
         except ImportError:
-            recall = None  # type: ignore[assignment]
-        if recall is not None:
+            search = None
+        if search is not None:
             try:
-                return list(recall(query, limit=limit, home=home)), "index"
+                return list(search.recall(query, limit=limit, home=home)), "index"
             except Exception as exc:  # noqa: BLE001 - recall must not break the prompt
                 log(f"prompt_context: recall failed, keyword fallback: {type(exc).__name__}: {exc}", home)
     return fallback_recall(home, query, limit), "fallback"

@@ -17,6 +17,7 @@ if __name__ == "__main__" and not __package__:
 
     _sys.path.insert(0, _os.path.dirname(_os.path.dirname(_os.path.dirname(_os.path.abspath(__file__)))))
 
+import importlib
 import os
 import re
 import time
@@ -102,8 +103,8 @@ def _find_episode_id(home: Path, sid: str) -> str | None:
 def index_episode(home: Path, ep: dict[str, Any]) -> str:
     """Upsert the episode into the recall index when the index package is there."""
     try:
-        from sophia.index import db as index_db
-        from sophia.index import store as index_store
+        index_db = importlib.import_module("sophia.index.db")
+        index_store = importlib.import_module("sophia.index.store")
     except ImportError:
         return "index not installed"
     conn = index_db.connect(home)
