@@ -16,8 +16,8 @@ import pytest
 from sophia import paths
 from sophia.hooks import reflection, session_end, stats
 from sophia.hooks.prompt_context import fallback_recall, select
-from sophia.hooks.session_start import build_context
 from sophia.hooks.runtime import load_config
+from sophia.hooks.session_start import build_context
 
 FIX = Path(__file__).parent / "fixtures" / "lifecycle"
 SID = "b60c9b2f-790f-4a53-81eb-ca4204d1f601"
