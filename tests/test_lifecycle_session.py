@@ -298,5 +298,5 @@ def test_reflection_runner_is_detached_guarded_and_single(home: Path, tmp_path: 
     results = list(paths.agent_results_dir(home).glob("reflect_*.json"))
     assert len(results) == 1 and read(results[0])["agent_type"] == "s3-reflection"
     log = (paths.logs_dir(home) / "reflection.log").read_text()
-    assert "left in" in log and "Traceback" not in log
+    assert "finished (result left unapplied)" in log and "Traceback" not in log
     assert not (paths.run_dir(home) / "reflection.pid").exists()

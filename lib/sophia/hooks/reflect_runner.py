@@ -32,7 +32,6 @@ from pathlib import Path
 from sophia import paths
 from sophia.hooks.runtime import load_config, log
 from sophia.redact import redact
-from sophia.timeutil import iso
 
 KIT_ROOT = Path(__file__).resolve().parents[3]
 AGENT = "s3-reflection"
@@ -102,7 +101,9 @@ def main(argv: list[str]) -> int:
     pidfile = run / "reflection.pid"
     try:
         pidfile.write_text(f"{os.getpid()}\n", encoding="ascii")
-        return _reflect(home, episode_ids)
+        status = _reflect(home, episode_ids)
+        log(f"reflection: finished ({status})", home, "reflection.log")
+        return 0
     finally:
         try:
             pidfile.unlink()
@@ -111,12 +112,12 @@ def main(argv: list[str]) -> int:
         os.close(fd)
 
 
-def _reflect(home: Path, episode_ids: list[str]) -> int:
+def _reflect(home: Path, episode_ids: list[str]) -> str:
     cfg = load_config(home)
     claude = find_claude()
     if not claude:
         log("reflection: the claude CLI is not on PATH (set SOPHIA_CLAUDE_BIN); skipped", home, "reflection.log")
-        return 0
+        return "no claude CLI"
     task_id = f"reflect_{time.strftime('%Y%m%d_%H%M%S', time.gmtime())}_{secrets.token_hex(3)}"
     results = paths.agent_results_dir(home)
     results.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -143,30 +144,30 @@ def _reflect(home: Path, episode_ids: list[str]) -> int:
                               capture_output=True, timeout=timeout, check=False)
     except subprocess.TimeoutExpired:
         log(f"reflection: {task_id} timed out after {timeout} s", home, "reflection.log")
-        return 0
+        return "timeout"
     except OSError as exc:
         log(f"reflection: cannot run {claude}: {exc}", home, "reflection.log")
-        return 0
+        return "claude failed to start"
     out = redact(proc.stdout.decode("utf-8", "replace"))[-4000:]
     log(f"reflection: {task_id} claude exit {proc.returncode}: {' '.join(out.split())[:1500]}", home,
         "reflection.log")
     if not result.is_file():
         log(f"reflection: {task_id} wrote no result file", home, "reflection.log")
-        return 0
+        return "no result"
     s3 = find_s3(home)
     if not s3:
         log(f"reflection: {task_id} result left in {result} (no s3 CLI found to apply it)", home, "reflection.log")
-        return 0
+        return "result left unapplied"
     try:
         applied = subprocess.run([s3, "apply", "reflection", str(result)], env=env, stdin=subprocess.DEVNULL,
                                  capture_output=True, timeout=300, check=False)
         msg = (applied.stdout + applied.stderr).decode("utf-8", "replace")
         log(f"reflection: {task_id} s3 apply exit {applied.returncode}: {' '.join(msg.split())[:1000]}", home,
             "reflection.log")
+        return "applied" if applied.returncode == 0 else f"s3 apply exit {applied.returncode}"
     except (OSError, subprocess.TimeoutExpired) as exc:
         log(f"reflection: {task_id} s3 apply failed: {exc}", home, "reflection.log")
-    log(f"reflection: {task_id} done at {iso()}", home, "reflection.log")
-    return 0
+        return "s3 apply failed"
 
 
 if __name__ == "__main__":
