@@ -72,7 +72,7 @@ def recall_items(home: Path, query: str, project: str | None, limit: int) -> tup
             search = None
         if search is not None:
             try:
-                return list(search.recall(query, limit=limit, home=home)), "index"
+                return list(search.recall(query, limit=limit, project=project, home=home)), "index"
             except Exception as exc:  # noqa: BLE001 - recall must not break the prompt
                 log(f"prompt_context: recall failed, keyword fallback: {type(exc).__name__}: {exc}", home)
     return fallback_recall(home, query, limit), "fallback"
@@ -93,8 +93,8 @@ def select(items: list[dict[str, Any]], query: str, *, project: str | None, sess
             continue
         kind = str(it.get("type") or "")
         item_project = it.get("project")
-        if kind in EPISODIC and item_project != project:
-            continue  # another project's (or an unscoped) episode: never shown
+        if kind in EPISODIC and item_project and item_project != project:
+            continue  # another project's episode: never shown
         if session_id and _session_of(it) == session_id:
             continue
         try:
@@ -119,7 +119,9 @@ def render(items: list[dict[str, Any]]) -> str:
             bits.append(when)
         if meta.get("outcome"):
             bits.append(str(meta["outcome"]))
-        text = meta.get("goal_summary") if it.get("type") == "episode" and meta.get("goal_summary") else it.get("text")
+        text = it.get("text")
+        if it.get("type") == "episode":
+            text = meta.get("goal_summary") or str(text or "").split("\n", 1)[0]
         lines.append(f"- [{it['id']}] ({', '.join(bits)}) {one_line(text, 300)}")
     return "\n".join(lines)[:HOOK_TEXT_CAP]
 

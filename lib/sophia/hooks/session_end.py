@@ -107,9 +107,13 @@ def index_episode(home: Path, ep: dict[str, Any]) -> str:
         index_store = importlib.import_module("sophia.index.store")
     except ImportError:
         return "index not installed"
+    try:  # the same item a rebuild makes from the file, when the index package says how
+        item = importlib.import_module("sophia.index.rebuild").episode_item(ep)
+    except (ImportError, AttributeError):
+        item = episode_mod.index_item(ep)
     conn = index_db.connect(home)
     try:
-        index_store.upsert_items(conn, [episode_mod.index_item(ep)])
+        index_store.upsert_items(conn, [item])
     finally:
         conn.close()
     return "indexed"
