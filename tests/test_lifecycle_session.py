@@ -73,8 +73,11 @@ def test_stop_upserts_one_episode_idempotently(home: Path, session: list[dict[st
     stop = event(session, "Stop")
     r1 = session_end.process(stop, home)
     first = read(paths.episodes_dir(home) / f"{r1['episode']}.json")
+    index_mtime = paths.episode_index_path(home).stat().st_mtime_ns
     r2 = session_end.process(stop, home)
     assert r1["episode"] == r2["episode"] == "ep_20250301_b60c9b2f790f"
+    assert r1["written"] is True and r2["written"] is False  # nothing new: nothing rewritten
+    assert paths.episode_index_path(home).stat().st_mtime_ns == index_mtime
     second = read(paths.episodes_dir(home) / f"{r2['episode']}.json")
     volatile = ("ended_at", "timestamp")
     assert {k: v for k, v in first.items() if k not in volatile} == {
@@ -86,6 +89,15 @@ def test_stop_upserts_one_episode_idempotently(home: Path, session: list[dict[st
     assert [e.id for e in index.entries] == [ep.id] and index.total_episodes == 1
     sm = SelfModel.model_validate(read(paths.self_model_path(home)))
     assert sm.total_sessions == 1 and sm.total_episodes == 1 and sm.last_session is not None
+    # A new tool call: the episode file changes at the next Stop; the index entry's count at SessionEnd.
+    with open(paths.buffers_dir(home) / f"{SID}.jsonl", "a") as fh:
+        fh.write(json.dumps({"ts": "2025-03-01T10:00:09Z", "tool": "Read", "outcome": "ok", "file": "/x/a.py"}) + "\n")
+    r3 = session_end.process(stop, home)
+    assert r3["written"] is True
+    assert read(paths.episodes_dir(home) / f"{ep.id}.json")["tool_call_count"] == 4
+    assert read(paths.episode_index_path(home))["entries"][0]["tool_call_count"] == 3
+    session_end.process(event(session, "SessionEnd"), home)
+    assert read(paths.episode_index_path(home))["entries"][0]["tool_call_count"] == 4
     um = UserModel.model_validate(read(paths.user_model_path("default", home)))
     assert um.interaction_count == 1 and "fishing" in um.topics_discussed
     mode = stat.S_IMODE((paths.episodes_dir(home) / f"{ep.id}.json").stat().st_mode)

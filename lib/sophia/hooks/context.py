@@ -3,30 +3,22 @@
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
-from typing import Any
 
-from .episode import STOPWORDS
+from .words import stems, tokens
 
-_TOKEN = re.compile(r"[a-z0-9][a-z0-9_+#-]{1,}")
+TYPE_CHECKING = False  # typing costs a few ms to import: annotations only
+if TYPE_CHECKING:
+    from typing import Any
+
 HOOK_TEXT_CAP = 9500  # Claude Code caps hook strings at 10,000 characters
 
-
-def tokens(text: str) -> set[str]:
-    return {t for t in _TOKEN.findall((text or "").lower()) if len(t) >= 3 and t not in STOPWORDS}
+__all__ = ["HOOK_TEXT_CAP", "fit", "memory_items", "one_line", "overlap", "read_json_quiet", "stems", "tokens"]
 
 
-def related(a: str, b: str) -> bool:
-    """Same word, or the same stem by a shared prefix of at least 5 letters (deploy / deployment)."""
-    if a == b:
-        return True
-    n = min(len(a), len(b))
-    return n >= 5 and a[:5] == b[:5] and (a.startswith(b) or b.startswith(a) or a[:6] == b[:6])
-
-
-def overlap(query: set[str], text_tokens: set[str]) -> int:
-    return sum(1 for q in query if q in text_tokens or any(related(q, t) for t in text_tokens))
+def overlap(query_stems: set[str], text: str) -> int:
+    """How many of the query's stems occur in ``text``."""
+    return len(query_stems & stems(text))
 
 
 def read_json_quiet(path: Path) -> Any:

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..redact import redact, redact_obj
+from .words import STOPWORDS
 
 MAX_ACTIONS = 200  # kept in the episode: the first 50 and the last 150
 MAX_FILES = 50
@@ -21,16 +22,6 @@ FILE_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit", "Read"})
 MUTATING_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
 ACTION_KEYS = ("ts", "tool", "id", "event", "outcome", "exit", "duration_ms", "summary", "file", "args_hash")
 
-_STOPWORD_TEXT = """
-a about above after again against all also am an and any are as at be because been before being below
-between both but by can could did do does doing done down during each few for from further get got had has
-have having he her here hers him his how i if in into is it its itself just let lets like make me more most
-my need no nor not now of off on once only or other our ours out over own please same she should so some
-such than that the their theirs them then there these they this those through to too under until up use
-used using very was we were what when where which while who whom why will with would you your yours yes
-file files can't don't won't i'm it's that's there's let's want help thing things something way also
-"""
-STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_+#.-]{2,}")
 
 _FAIL = re.compile(

@@ -20,12 +20,15 @@ if __name__ == "__main__" and not __package__:
 import importlib
 import os
 from pathlib import Path
-from typing import Any
 
 from sophia import paths
-from sophia.hooks.context import HOOK_TEXT_CAP, one_line, overlap, read_json_quiet, tokens
+from sophia.hooks.context import HOOK_TEXT_CAP, one_line, overlap, read_json_quiet, stems
 from sophia.hooks.project import project_of
 from sophia.hooks.runtime import emit_context, load_config, log, read_payload, run
+
+TYPE_CHECKING = False  # typing costs a few ms to import: annotations only
+if TYPE_CHECKING:
+    from typing import Any
 
 EPISODIC = frozenset({"episode", "scene", "turn", "memcell"})
 MIN_PROMPT_CHARS = 8
@@ -34,7 +37,7 @@ QUERY_CHARS = 1000
 
 def fallback_recall(home: Path, query: str, limit: int) -> list[dict[str, Any]]:
     """Keyword overlap over the episode index and the rules (score: share of query words matched)."""
-    q = tokens(query)
+    q = stems(query)
     if not q:
         return []
     out: list[dict[str, Any]] = []
@@ -44,7 +47,7 @@ def fallback_recall(home: Path, query: str, limit: int) -> list[dict[str, Any]]:
             continue
         kws = [k for k in e.get("keywords") or [] if isinstance(k, str)]
         text = f"{e.get('goal_summary') or ''} {' '.join(kws)}"
-        n = overlap(q, tokens(text))
+        n = overlap(q, text)
         if n:
             out.append({"id": e["id"], "type": "episode", "text": text, "project": e.get("project"),
                         "timestamp": e.get("timestamp"), "score": n / len(q),
@@ -55,7 +58,7 @@ def fallback_recall(home: Path, query: str, limit: int) -> list[dict[str, Any]]:
         if not isinstance(r, dict) or not r.get("rule_content"):
             continue
         text = f"{r.get('trigger_concept') or ''}: {r.get('rule_content')}"
-        n = overlap(q, tokens(text))
+        n = overlap(q, text)
         if n:
             out.append({"id": r.get("id") or "rule", "type": "rule", "text": str(r.get("rule_content")),
                         "project": r.get("project"), "timestamp": r.get("created_at"), "score": n / len(q),
@@ -86,7 +89,7 @@ def _session_of(item: dict[str, Any]) -> str | None:
 
 def select(items: list[dict[str, Any]], query: str, *, project: str | None, session_id: str | None,
            min_score: float, max_items: int) -> list[dict[str, Any]]:
-    q = tokens(query)
+    q = stems(query)
     keep = []
     for it in items:
         if not isinstance(it, dict) or not it.get("id"):
@@ -101,7 +104,7 @@ def select(items: list[dict[str, Any]], query: str, *, project: str | None, sess
             score = float(it.get("score") or 0.0)
         except (TypeError, ValueError):
             continue
-        if score < min_score or not overlap(q, tokens(str(it.get("text") or ""))):
+        if score < min_score or not overlap(q, str(it.get("text") or "")):
             continue
         same = bool(project) and item_project == project
         keep.append((score * (1.2 if same else 1.0), it))

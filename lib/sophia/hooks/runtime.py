@@ -9,11 +9,14 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from .. import paths
+
+TYPE_CHECKING = False  # typing costs a few ms to import: annotations only
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 MAX_PAYLOAD = 32 * 1024 * 1024
 

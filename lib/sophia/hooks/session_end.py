@@ -18,9 +18,11 @@ if __name__ == "__main__" and not __package__:
     _sys.path.insert(0, _os.path.dirname(_os.path.dirname(_os.path.dirname(_os.path.abspath(__file__)))))
 
 import importlib
+import json
 import os
 import re
 import time
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -182,7 +184,7 @@ def process(payload: dict[str, Any], home: Path | None = None) -> dict[str, Any]
             state["episode_id"] = episode_id
 
         if episode_id and buffer:
-            from sophia.episode_store import episode_path, upsert_episode
+            from sophia.episode_store import episode_path, index_entry, upsert_index_entries
 
             new_episode = not episode_path(episode_id, home).exists()
             branch, commit = git_info(project) if project else (None, None)
@@ -198,9 +200,24 @@ def process(payload: dict[str, Any], home: Path | None = None) -> dict[str, Any]
             )
             if state.get("ended_at"):  # a late Stop after SessionEnd keeps the final trigger
                 episode["end_trigger"] = "session_end"
-            upsert_episode(episode, home)
+            # Stop fires after every turn: write only what changed. The episode file whenever its
+            # content changed; the capped index.json (a 1000-entry rewrite) when the entry is new or
+            # its summary changed (tool_call_count and timestamp are refreshed at SessionEnd).
+            ep_sig = _signature(episode, ("ended_at", "timestamp"))
+            entry = index_entry(episode)
+            entry_sig = _signature(entry, ("timestamp", "tool_call_count"))
+            changed = new_episode or final or ep_sig != state.get("episode_sig")
+            if changed:
+                write_json_atomic(episode_path(episode_id, home), episode)
+                state["episode_sig"] = ep_sig
+            if new_episode or final or entry_sig != state.get("entry_sig"):
+                upsert_index_entries([entry], home)
+                state["entry_sig"] = entry_sig
             report["episode"] = episode_id
             report["outcome"] = episode["outcome"]
+            report["written"] = changed
+            if not changed:
+                episode = None  # nothing new to index
 
         from sophia.hooks import stats
 
@@ -211,7 +228,7 @@ def process(payload: dict[str, Any], home: Path | None = None) -> dict[str, Any]
             stats.update_user_model(home, stats.safe_user_id(cfg), prompts=new_prompts, topics=topics, now=now)
         if final:
             state["ended_at"] = now
-        write_json_atomic(sp, state)
+        _write_state(sp, state)
 
     if episode is not None:
         try:
@@ -231,6 +248,22 @@ def process(payload: dict[str, Any], home: Path | None = None) -> dict[str, Any]
                 if pid:
                     log(f"session_end: reflection launched for {ids} (pid {pid})", home)
     return report
+
+
+def _write_state(p: Path, state: dict[str, Any]) -> None:
+    """The session state is a cache (rebuilt if lost): atomic rename, but no fsync on every turn."""
+    tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+    try:
+        os.write(fd, json.dumps(state, ensure_ascii=False, default=str).encode("utf-8"))
+    finally:
+        os.close(fd)
+    os.replace(tmp, p)
+
+
+def _signature(obj: dict[str, Any], volatile: tuple[str, ...]) -> str:
+    data = json.dumps({k: v for k, v in obj.items() if k not in volatile}, sort_keys=True, default=str)
+    return f"{zlib.crc32(data.encode('utf-8')):08x}{len(data):x}"
 
 
 def _carry(prior: dict[str, Any]) -> dict[str, Any]:

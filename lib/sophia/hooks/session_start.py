@@ -19,13 +19,16 @@ if __name__ == "__main__" and not __package__:
 import os
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from sophia import paths
-from sophia.hooks.context import fit, memory_items, one_line, read_json_quiet, tokens
+from sophia.hooks.context import fit, memory_items, one_line, read_json_quiet, stems
 from sophia.hooks.project import project_of
 from sophia.hooks.runtime import emit_context, load_config, read_payload, run
 from sophia.timeutil import parse
+
+TYPE_CHECKING = False  # typing costs a few ms to import: annotations only
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_RULES = 8
 MAX_EPISODES = 5
@@ -60,7 +63,7 @@ def rank_rules(rules: Any, keywords: set[str], project: str | None, now: datetim
             conf = float(r.get("confidence", 0.8))
         except (TypeError, ValueError):
             conf = 0.5
-        words = tokens(f"{r.get('trigger_concept', '')} {r.get('rule_content', '')}")
+        words = stems(f"{r.get('trigger_concept', '')} {r.get('rule_content', '')}")
         match = len(words & keywords)
         age = _age_days(r.get("last_validated") or r.get("created_at"), now)
         recency = 0.0 if age is None else 1.0 / (1.0 + age / 30.0)
@@ -105,11 +108,9 @@ def build_context(home: Path, cfg: dict[str, Any], cwd: str | None, now: datetim
     index = read_json_quiet(paths.episode_index_path(home))
     episodes = project_episodes(index, project)
 
-    keywords: set[str] = tokens(Path(project).name.replace("-", " ").replace("_", " ")) if project else set()
+    keywords: set[str] = stems(Path(project).name.replace("-", " ").replace("_", " ")) if project else set()
     for e in episodes[:30]:
-        for k in e.get("keywords") or []:
-            if isinstance(k, str):
-                keywords.add(k.lower())
+        keywords |= stems(" ".join(k for k in e.get("keywords") or [] if isinstance(k, str)))
 
     sections: list[tuple[str, list[str]]] = []
     identity = []
