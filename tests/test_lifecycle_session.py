@@ -239,7 +239,9 @@ def test_prompt_context_fallback_select_and_scope(home: Path, tmp_path: Path) ->
     mine = make_episode(home, 1, here, "Migrate the billing service to postgres", ["billing", "postgres"])
     make_episode(home, 2, there, "Billing export for another client", ["billing", "export"])
     query = "how did we migrate billing to postgres last time?"
-    items = fallback_recall(home, query, 10)
+    for i in range(3, 40):  # other projects' episodes must not crowd this project's out
+        make_episode(home, i, there, f"Migrate billing to postgres, variant {i}", ["billing", "postgres"])
+    items = fallback_recall(home, query, 10, here)
     chosen = select(items, query, project=here, session_id=None, min_score=0.35, max_items=3)
     assert [c["id"] for c in chosen] == [mine["id"]]
     assert select(items, query, project=here, session_id="s1", min_score=0.35, max_items=3) == []

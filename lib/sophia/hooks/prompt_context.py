@@ -35,8 +35,10 @@ MIN_PROMPT_CHARS = 8
 QUERY_CHARS = 1000
 
 
-def fallback_recall(home: Path, query: str, limit: int) -> list[dict[str, Any]]:
-    """Keyword overlap over the episode index and the rules (score: share of query words matched)."""
+def fallback_recall(home: Path, query: str, limit: int, project: str | None = None) -> list[dict[str, Any]]:
+    """Keyword overlap over the episode index and the rules (score: share of query words matched).
+
+    Like the index's project filter: episodes of another project are not candidates."""
     q = stems(query)
     if not q:
         return []
@@ -44,6 +46,8 @@ def fallback_recall(home: Path, query: str, limit: int) -> list[dict[str, Any]]:
     index = read_json_quiet(paths.episode_index_path(home))
     for e in (index.get("entries") if isinstance(index, dict) else None) or []:
         if not isinstance(e, dict) or not e.get("id"):
+            continue
+        if project and e.get("project") and e.get("project") != project:
             continue
         kws = [k for k in e.get("keywords") or [] if isinstance(k, str)]
         text = f"{e.get('goal_summary') or ''} {' '.join(kws)}"
@@ -78,7 +82,7 @@ def recall_items(home: Path, query: str, project: str | None, limit: int) -> tup
                 return list(search.recall(query, limit=limit, project=project, home=home)), "index"
             except Exception as exc:  # noqa: BLE001 - recall must not break the prompt
                 log(f"prompt_context: recall failed, keyword fallback: {type(exc).__name__}: {exc}", home)
-    return fallback_recall(home, query, limit), "fallback"
+    return fallback_recall(home, query, limit, project), "fallback"
 
 
 def _session_of(item: dict[str, Any]) -> str | None:
