@@ -37,6 +37,8 @@ from sophia.locking import locked
 from sophia.timeutil import iso
 
 ROTATE_AFTER_DAYS = 14
+SEARCHED = ("goal_summary", "goal", "error_analysis", "heuristics", "keywords", "errors", "outcome", "trivial",
+            "project", "git_branch")
 MAX_BUFFER_BYTES = 16 * 1024 * 1024
 _SID = re.compile(r"[^A-Za-z0-9_-]")
 
@@ -216,8 +218,12 @@ def process(payload: dict[str, Any], home: Path | None = None) -> dict[str, Any]
             report["episode"] = episode_id
             report["outcome"] = episode["outcome"]
             report["written"] = changed
-            if not changed:
-                episode = None  # nothing new to index
+            # The recall index (SQLite) only when what it searches or shows changed; always at the end.
+            search_sig = _signature({k: episode.get(k) for k in SEARCHED}, ())
+            if new_episode or final or search_sig != state.get("search_sig"):
+                state["search_sig"] = search_sig
+            else:
+                episode = None
 
         from sophia.hooks import stats
 
