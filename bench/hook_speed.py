@@ -34,10 +34,11 @@ HOOKS = ROOT / "hooks"
 FIX = ROOT / "tests" / "fixtures" / "lifecycle"
 sys.path.insert(0, str(ROOT / "lib"))
 
-WORDS = ("postgres migration login flaky test deploy docker compose cache redis parser lexer api endpoint "
+_WORD_TEXT = ("postgres migration login flaky test deploy docker compose cache redis parser lexer api endpoint "
          "billing invoice refactor typing mypy ruff lint ci pipeline kubernetes helm chart terraform module "
          "react component css layout webpack vite bundle memory leak profile benchmark latency queue worker "
-         "celery cron backup restore auth oauth token rotation logging metrics grafana alert dashboard").split()
+         "celery cron backup restore auth oauth token rotation logging metrics grafana alert dashboard")
+WORDS = _WORD_TEXT.split()
 VERBS = ("fix", "add", "migrate", "refactor", "speed up", "debug", "document", "test", "upgrade", "remove")
 
 
@@ -131,7 +132,7 @@ def payloads(base: Path, project: str) -> dict[str, bytes]:
 
 def timed(argv: list[str], data: bytes, env: dict[str, str]) -> tuple[float, bytes]:
     t = time.perf_counter()
-    proc = subprocess.run(argv, input=data, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, check=False)
+    proc = subprocess.run(argv, input=data, capture_output=True, env=env, check=False)
     dt = (time.perf_counter() - t) * 1000
     if proc.returncode != 0:
         raise SystemExit(f"{argv[0]} exited {proc.returncode}: {proc.stderr.decode()[:300]}")
