@@ -2,7 +2,8 @@
 # Sophia System 3 — prompt_context.sh.
 # UserPromptSubmit: recall memories relevant to the prompt and inject the few above the
 # relevance threshold (with their ids); prints nothing when nothing is relevant.
-# The work is done by the standard-library module lib/sophia/hooks/prompt_context.py (python -I -S).
+# The work is done by the standard-library module lib/sophia/hooks/prompt_context.py, started through
+# lib/sophia/hooks/launch.py (python -I -S) so that it loads from cached bytecode.
 # Never fails the session: any error exits 0 with at most one line on stderr.
 set -euo pipefail
 _here=${BASH_SOURCE[0]}
@@ -24,4 +25,4 @@ else # minimal fallback while hooks/lib/common.sh is not installed
     "$py" -I -S "$SOPHIA_LIB/$f" "$@"
   }
 fi
-sophia_py_file sophia/hooks/prompt_context.py
+sophia_py_file sophia/hooks/launch.py prompt_context

@@ -2,7 +2,8 @@
 # Sophia System 3 — session_end.sh.
 # Stop (after every assistant turn): upsert this session's episode. SessionEnd: finalise it,
 # rotate old buffers, launch the opted-in reflection detached (SessionEnd has a 1.5 s budget).
-# The work is done by the standard-library module lib/sophia/hooks/session_end.py (python -I -S).
+# The work is done by the standard-library module lib/sophia/hooks/session_end.py, started through
+# lib/sophia/hooks/launch.py (python -I -S) so that it loads from cached bytecode.
 # Never fails the session: any error exits 0 with at most one line on stderr.
 set -euo pipefail
 _here=${BASH_SOURCE[0]}
@@ -24,4 +25,4 @@ else # minimal fallback while hooks/lib/common.sh is not installed
     "$py" -I -S "$SOPHIA_LIB/$f" "$@"
   }
 fi
-sophia_py_file sophia/hooks/session_end.py
+sophia_py_file sophia/hooks/launch.py session_end

@@ -162,5 +162,9 @@ def main() -> None:
         emit_context("UserPromptSubmit", render(chosen))
 
 
-if __name__ == "__main__":
+def cli() -> None:
     run("prompt_context", main)
+
+
+if __name__ == "__main__":
+    cli()

@@ -285,5 +285,9 @@ def main() -> None:
     process(payload)
 
 
-if __name__ == "__main__":
+def cli() -> None:
     run("session_end", main)
+
+
+if __name__ == "__main__":
+    cli()

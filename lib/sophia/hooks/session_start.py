@@ -167,5 +167,9 @@ def main() -> None:
         emit_context("SessionStart", text)
 
 
-if __name__ == "__main__":
+def cli() -> None:
     run("session_start", main)
+
+
+if __name__ == "__main__":
+    cli()
