@@ -22,7 +22,12 @@ app = typer.Typer(
 
 
 def _register() -> None:
-    from . import cmd_core  # noqa: F401
+    from . import (  # noqa: F401
+        cmd_apply,
+        cmd_core,  # noqa: F401
+        cmd_memory,
+        cmd_reflect,
+    )
 
 
 _register()
