@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import itertools
 import posixpath
-from dataclasses import dataclass, field
 
 from . import targets
 from .decision import Decision, Finding, combine
+from .record import field, record
 from .shell import UNKNOWN, Command, Script, Word, parse
 from .targets import Ctx
 from .wrappers import Invocation, base, strip
@@ -27,7 +27,7 @@ NET_FETCHERS = frozenset({"curl", "wget", "fetch", "http", "https", "xh", "aria2
                           "lynx", "links", "httpie", "curlie"})
 
 
-@dataclass
+@record
 class Stdin:
     """What a command reads on standard input (from earlier pipeline stages or redirections)."""
 
@@ -38,7 +38,7 @@ class Stdin:
     secret: str = ""  # what secret flows in, if any
 
 
-@dataclass
+@record
 class Call:
     inv: Invocation
     cmd: Command

@@ -9,7 +9,8 @@ not opened. Found: tree removal calls (shutil.rmtree, fs.rmSync, FileUtils.rm_rf
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from .record import record
 
 _TREE_FN = re.compile(
     r"\b(?:shutil\s*\.\s*rmtree|rmtree|rmSync|rmdirSync|fs\s*\.\s*rm|promises\s*\.\s*rm|fsPromises\s*\.\s*rm|"
@@ -39,7 +40,7 @@ _CWD_REF = re.compile(r"getcwd\s*\(\s*\)|process\s*\.\s*cwd\s*\(\s*\)|Dir\s*\.\s
 _STRLIT = re.compile(r"[rbuf]?'((?:[^'\\]|\\.)*)'|[rbuf]?\"((?:[^\"\\]|\\.)*)\"|`([^`$]*)`")
 
 
-@dataclass
+@record
 class CodeCall:
     kind: str  # tree | file | shell
     path: str | None  # for tree/file: "~"-relative or absolute or relative path; None = unknown
@@ -134,10 +135,8 @@ def calls(code: str) -> list[CodeCall]:
         name = m.group(0)
         arg = _first_arg(_args_text(code, m.end()))
         p = path_of(arg)
-        if "rmdir" in name and "recursive" not in code[m.end():m.end() + 200]:
-            kind = "file"  # rmdir of an empty directory
-        else:
-            kind = "tree"
+        # rmdir without `recursive` only removes an empty directory
+        kind = "file" if "rmdir" in name and "recursive" not in code[m.end():m.end() + 200] else "tree"
         if name.strip().startswith(("fs", "promises", "fsPromises")) and "recursive" not in code[m.end():m.end() + 200]:
             kind = "file"
         found.append(CodeCall(kind, p))
@@ -145,7 +144,7 @@ def calls(code: str) -> list[CodeCall]:
         arg = _first_arg(_args_text(code, m.end()))
         found.append(CodeCall("file", path_of(arg)))
     for m in _SHELL_FN.finditer(code):
-        if m.group(0).startswith("$") and not code[m.end():m.end() + 1] == "(":
+        if m.group(0).startswith("$") and code[m.end():m.end() + 1] != "(":
             continue
         args = _args_text(code, m.end())
         lits = _literals(args)

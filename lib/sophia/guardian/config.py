@@ -10,12 +10,13 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass, field
+
+from .record import field, record
 
 MODES = ("enforce", "warn", "off")
 
 
-@dataclass
+@record
 class GuardianSettings:
     mode: str = "enforce"
     allow: list[re.Pattern[str]] = field(default_factory=list)

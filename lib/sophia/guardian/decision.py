@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from .record import record
 
 RANK = {"allow": 0, "ask": 1, "deny": 2}
 
 
-@dataclass
+@record
 class Finding:
     level: str  # ask | deny
     rule: str  # family, e.g. rm_recursive, git_destructive
@@ -21,7 +21,7 @@ class Finding:
         return text
 
 
-@dataclass
+@record
 class Decision:
     level: str = "allow"
     findings: list[Finding] | None = None

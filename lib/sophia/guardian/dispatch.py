@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from . import rules_exec, rules_fs, rules_sys, rules_vcs_db
 from .wrappers import SHELLS, interpreter
 
+TYPE_CHECKING = False  # typing is not imported on the hook path
 if TYPE_CHECKING:
     from .analyze import Analyzer, Call
 

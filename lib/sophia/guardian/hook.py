@@ -11,7 +11,10 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Any
+
+TYPE_CHECKING = False  # typing is not imported on the hook path
+if TYPE_CHECKING:
+    from typing import Any
 
 PREFIX = "Sophia guardian: "
 TIMEOUT_S = 3.0
@@ -31,7 +34,8 @@ def decide(payload: dict[str, Any], env: dict[str, str]) -> dict[str, Any]:
 
     settings = load(_home(env))
     tool = payload.get("tool_name") or ""
-    tin = payload.get("tool_input") if isinstance(payload.get("tool_input"), dict) else {}
+    raw_in = payload.get("tool_input")
+    tin: dict[str, Any] = raw_in if isinstance(raw_in, dict) else {}
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else env.get("PWD")
     subject = tin.get("command") if tool == "Bash" else (tin.get("file_path") or tin.get("notebook_path"))
     subject = subject if isinstance(subject, str) else ""

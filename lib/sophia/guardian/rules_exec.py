@@ -4,13 +4,13 @@ executed (curl | sh), and secrets that flow to the network."""
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 from . import code as codemod
 from . import targets
 from .shell import UNKNOWN, Command
 from .wrappers import SHELLS, Invocation, interpreter, strip
 
+TYPE_CHECKING = False  # typing is not imported on the hook path
 if TYPE_CHECKING:
     from .analyze import Analyzer, Call, Stdin
 

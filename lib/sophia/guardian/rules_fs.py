@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import posixpath
 import re
-from typing import TYPE_CHECKING
 
 from . import targets
 from .shell import UNKNOWN
 
+TYPE_CHECKING = False  # typing is not imported on the hook path
 if TYPE_CHECKING:
     from .analyze import Analyzer, Call
 

@@ -4,12 +4,12 @@ crontab -r, power and infrastructure teardown."""
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 from . import targets
-from .shell import UNKNOWN, Script
+from .shell import UNKNOWN, Command, Script
 from .wrappers import base
 
+TYPE_CHECKING = False  # typing is not imported on the hook path
 if TYPE_CHECKING:
     from .analyze import Analyzer, Call
 
@@ -94,7 +94,7 @@ def partition(a: Analyzer, call: Call) -> None:
                                                                 "-s", "--script")):
         a.add("ask", "disk", f"`{call.show()}` edits a partition table")
         return
-    if call.name in ("fdisk", "cfdisk", "gdisk") and not call.stdin.kind == "text":
+    if call.name in ("fdisk", "cfdisk", "gdisk") and call.stdin.kind != "text":
         a.add("ask", "disk", f"`{call.show()}` opens a partition editor")
         return
     a.add("deny", "disk", f"`{call.show()}` rewrites a partition table", DISK_INSTEAD)
@@ -140,7 +140,7 @@ def fork_bombs(a: Analyzer, sc: Script) -> None:
         if not c.funcdef:
             continue
         name = c.funcdef
-        body = []
+        body: list[Command] = []
         for d in cmds[i + 1:]:
             if d.depth <= c.depth and body:
                 break

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 from . import sql
 from .shell import UNKNOWN
 
+TYPE_CHECKING = False  # typing is not imported on the hook path
 if TYPE_CHECKING:
     from .analyze import Analyzer, Call
 
@@ -42,7 +42,7 @@ def git(a: Analyzer, call: Call) -> None:
     if sub == "push":
         _push(a, rest, via)
     elif sub == "reset":
-        if "--hard" in rest or "--merge" in rest and False:
+        if "--hard" in rest:
             a.add("deny", "git_destructive", f"{via} throws away uncommitted work",
                   "Use `git stash` (recoverable) or `git reset --soft`/`--mixed`, or ask the user.")
     elif sub == "clean":

@@ -16,7 +16,7 @@ substitutions run to the end of the text.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from .record import field, record
 
 UNKNOWN = "\x00"  # stands for text the analyzer cannot know (an unknown variable, a command's output)
 
@@ -26,7 +26,7 @@ _RESERVED_ALONE = frozenset({"fi", "done", "esac", "}", "then", "else", "do", "{
 _SPECIAL_VARS = frozenset("@*#?$!-0123456789")
 
 
-@dataclass
+@record
 class Part:
     kind: str  # lit | var | sub | proc | tilde | arith
     text: str
@@ -34,7 +34,7 @@ class Part:
     default: str | None = None  # ${VAR:-default}
 
 
-@dataclass
+@record
 class Word:
     parts: list[Part] = field(default_factory=list)
     raw: str = ""
@@ -57,7 +57,7 @@ class Word:
         return [p for p in self.parts if p.kind in ("sub", "proc")]
 
 
-@dataclass
+@record
 class Redir:
     op: str  # > >> < << <<- <<< >& <& &> &>> >| <>
     fd: str = ""
@@ -66,7 +66,7 @@ class Redir:
     heredoc_quoted: bool = False
 
 
-@dataclass
+@record
 class Command:
     words: list[Word] = field(default_factory=list)
     redirs: list[Redir] = field(default_factory=list)
@@ -78,7 +78,7 @@ class Command:
     depth: int = 0  # nesting of ( ) / { } groups
 
 
-@dataclass
+@record
 class Script:
     commands: list[Command] = field(default_factory=list)
 
@@ -193,7 +193,7 @@ _ANSI = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "e": "\x1b", "E"
 
 def _ansi_c(s: str, i: int) -> tuple[str, int]:
     """``s[i:]`` starts after ``$'``; decode to the closing quote."""
-    out = []
+    out: list[str] = []
     n = len(s)
     while i < n:
         c = s[i]
@@ -421,7 +421,7 @@ _OPS = ("&&", "||", ";;&", ";;", ";&", "|&", "&>>", "&>", ">>", ">|", ">&", "<<<
 _REDIR_OPS = frozenset({"&>>", "&>", ">>", ">|", ">&", "<<<", "<<-", "<<", "<>", "<&", ">", "<"})
 
 
-@dataclass
+@record
 class _Tok:
     kind: str  # word | op | redir
     word: Word | None = None
@@ -647,7 +647,7 @@ def parse(text: str) -> Script:
 
 def word_strings(cmd: Command) -> list[str]:
     """Words with expansions rendered as UNKNOWN (for quick checks without context)."""
-    out = []
+    out: list[str] = []
     for w in cmd.words:
         out.append("".join(p.text if p.kind == "lit" else UNKNOWN for p in w.parts))
     return out

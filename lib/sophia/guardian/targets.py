@@ -6,11 +6,10 @@ nothing touches the filesystem, so a check costs microseconds and cannot hang on
 
 from __future__ import annotations
 
-import os
 import posixpath
 import re
-from dataclasses import dataclass, field
 
+from .record import field, record
 from .shell import UNKNOWN
 
 # Top-level directories of the system. Anything under them (except temp dirs) is "system".
@@ -72,7 +71,7 @@ _SECRET_DIRS = ("/.ssh/", "/.aws/", "/.gnupg/", "/.kube/", "/.docker/", "/.passw
 _NOT_SECRET = re.compile(r"(?:\.pub|known_hosts|\.env\.(?:example|sample|template|dist|defaults?))$")
 
 
-@dataclass
+@record
 class Ctx:
     """What the analyzer knows while walking one command line."""
 
@@ -157,7 +156,7 @@ def resolve(ctx: Ctx, p: str) -> str | None:
 def known_prefix(path: str) -> tuple[str, bool]:
     """Split at the first unknown or glob segment: (directory that is certainly targeted, wildcard?)."""
     segs = path.split("/")
-    out = []
+    out: list[str] = []
     for s in segs:
         if UNKNOWN in s or any(ch in s for ch in "*?["):
             return ("/".join(out) or "/"), True
@@ -206,7 +205,7 @@ def is_secret_path(path: str) -> bool:
     return bool(SECRET_FILE.search(path))
 
 
-@dataclass
+@record
 class Zone:
     """Where a target lies. ``kind`` is one of: root, system, home, home_sensitive, home_top,
     home_cache, home_other, project_root, project_ancestor, project_git, project, temp_root, temp,
@@ -225,10 +224,11 @@ def zone(ctx: Ctx, path: str | None, *, contents: bool = False) -> Zone:
     for k in ctx.kit_dirs:
         if _under(path, k):
             return Zone("kit", path)
-    if ctx.sophia_home and _under(path, ctx.sophia_home):
-        rel = path[len(ctx.sophia_home):].lstrip("/")
-        if rel == "" or rel.startswith(("config.json", "hooks", "logs/guardian")):
-            return Zone("kit", path)
+    for sh in {ctx.sophia_home, ctx.home + "/.sophia"}:
+        if sh and _under(path, sh):
+            rel = path[len(sh):].lstrip("/")
+            if rel == "" or rel.startswith(("config.json", "hooks", "logs/guardian", "lib", "bin", "venv")):
+                return Zone("kit", path)
     if path == ctx.home or _under(ctx.home, path):
         return Zone("home", path)
     if ctx.project:
@@ -246,8 +246,9 @@ def zone(ctx: Ctx, path: str | None, *, contents: bool = False) -> Zone:
         return Zone("temp", path)
     if t == "root":
         return Zone("temp_root", path)
-    rel = home_rel(ctx, path)
-    if rel is not None:
+    hrel = home_rel(ctx, path)
+    if hrel is not None:
+        rel = hrel
         if rel == "":
             return Zone("home", path)
         if _rel_matches(rel, HOME_SENSITIVE):

@@ -7,8 +7,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
+from .record import field, record
 from .shell import UNKNOWN
 
 # wrapper -> options that take a separate value
@@ -54,7 +53,7 @@ _OPT_ARGS: dict[str, frozenset[str]] = {
 }
 
 
-@dataclass
+@record
 class Invocation:
     name: str  # lower-cased basename of the program
     args: list[str]
