@@ -10,34 +10,35 @@ from __future__ import annotations
 
 import re
 
+from .lazyre import LazyRe
 from .record import record
 
-_TREE_FN = re.compile(
+_TREE_FN = LazyRe(
     r"\b(?:shutil\s*\.\s*rmtree|rmtree|rmSync|rmdirSync|fs\s*\.\s*rm|promises\s*\.\s*rm|fsPromises\s*\.\s*rm|"
     r"rm_rf|rm_r|remove_dir|remove_entry(?:_secure)?|remove_tree|rimraf(?:\.sync)?|removedirs|emptyDirSync|"
     r"emptyDir|removeSync|fse?\s*\.\s*remove|Deno\s*\.\s*remove|rmdir|RemoveAll|deleteRecursively|"
     r"delete_tree)\b\s*(?=[(\s\"'])"
 )
-_FILE_FN = re.compile(r"\b(?:os\s*\.\s*(?:remove|unlink)|unlinkSync|File\s*\.\s*delete|unlink|\.unlink)\s*(?=[(\s\"'])")
-_SHELL_FN = re.compile(
+_FILE_FN = LazyRe(r"\b(?:os\s*\.\s*(?:remove|unlink)|unlinkSync|File\s*\.\s*delete|unlink|\.unlink)\s*(?=[(\s\"'])")
+_SHELL_FN = LazyRe(
     r"\b(?:os\s*\.\s*system|os\s*\.\s*popen|subprocess\s*\.\s*(?:run|call|check_call|check_output|Popen|getoutput|getstatusoutput)|"
     r"execSync|exec|execFileSync|spawnSync|spawn|system|shell_exec|passthru|popen|proc_open|Open3\s*\.\s*\w+|"
     r"IO\s*\.\s*popen|Kernel\s*\.\s*system|do\s+shell\s+script|Deno\s*\.\s*run|Bun\s*\.\s*spawn|\$)\s*(?=[(\s\"'`{])"
 )
-_BACKTICK = re.compile(r"`([^`]+)`|%x\{([^}]*)\}|%x\(([^)]*)\)|qx\{([^}]*)\}|qx\(([^)]*)\)")
-_FORK = re.compile(
+_BACKTICK = LazyRe(r"`([^`]+)`|%x\{([^}]*)\}|%x\(([^)]*)\)|qx\{([^}]*)\}|qx\(([^)]*)\)")
+_FORK = LazyRe(
     r"(?:\b(?:while|until|loop|for\s*\(\s*;\s*;\s*\))\b.{0,80}?\bfork\b)|(?:\bfork\b\s*(?:\(\s*\))?\s*(?:while|until)\b)"
     r"|(?:\bfork\b\s*(?:\(\s*\))?\s*(?:;\s*)?(?:redo|goto)\b)",
     re.S,
 )
-_HOME_REF = re.compile(
+_HOME_REF = LazyRe(
     r"expanduser\s*\(\s*[rbuf]?['\"]~|Path\s*\.\s*home\s*\(\s*\)|environ\s*\[\s*['\"]HOME|getenv\s*\(\s*['\"]HOME|"
     r"environ\s*\.\s*get\s*\(\s*['\"]HOME|homedir\s*\(\s*\)|process\s*\.\s*env\s*\.\s*HOME|env\s*\[\s*['\"]HOME|"
     r"ENV\s*\[\s*['\"]HOME|Dir\s*\.\s*home|\$ENV\s*\{\s*['\"]?HOME|\$HOME\b|Deno\s*\.\s*env\s*\.\s*get\s*\(\s*['\"]HOME|"
     r"File\s*\.\s*expand_path\s*\(\s*['\"]~|Environment\.GetFolderPath|user\.home"
 )
-_CWD_REF = re.compile(r"getcwd\s*\(\s*\)|process\s*\.\s*cwd\s*\(\s*\)|Dir\s*\.\s*pwd|Path\s*\.\s*cwd\s*\(\s*\)|cwd\s*\(\s*\)")
-_STRLIT = re.compile(r"[rbuf]?'((?:[^'\\]|\\.)*)'|[rbuf]?\"((?:[^\"\\]|\\.)*)\"|`([^`$]*)`")
+_CWD_REF = LazyRe(r"getcwd\s*\(\s*\)|process\s*\.\s*cwd\s*\(\s*\)|Dir\s*\.\s*pwd|Path\s*\.\s*cwd\s*\(\s*\)|cwd\s*\(\s*\)")
+_STRLIT = LazyRe(r"[rbuf]?'((?:[^'\\]|\\.)*)'|[rbuf]?\"((?:[^\"\\]|\\.)*)\"|`([^`$]*)`")
 
 
 @record

@@ -7,6 +7,7 @@ import re
 
 from . import code as codemod
 from . import targets
+from .lazyre import LazyRe
 from .shell import UNKNOWN, Command
 from .wrappers import SHELLS, Invocation, interpreter, strip
 
@@ -22,7 +23,7 @@ NET_SENDERS = frozenset({"curl", "wget", "nc", "ncat", "netcat", "socat", "telne
 FETCH_INSTEAD = ("Download to a file, show it to the user for review, and only run it once they approve "
                  "(or install through a package manager).")
 _ENV_DUMPERS = frozenset({"env", "printenv", "set", "export", "declare", "compgen"})
-_SECRET_VAR = re.compile(r"(?i)(?:TOKEN|SECRET|PASSW(?:OR)?D|API_?KEY|PRIVATE|CREDENTIAL|ACCESS_?KEY|AUTH)")
+_SECRET_VAR = LazyRe(r"(?i)(?:TOKEN|SECRET|PASSW(?:OR)?D|API_?KEY|PRIVATE|CREDENTIAL|ACCESS_?KEY|AUTH)")
 _CODE_OPTS = {
     "python": ("-c",), "js": ("-e", "--eval", "-p", "--print"), "ruby": ("-e",), "perl": ("-e", "-E"),
     "php": ("-r",), "lua": ("-e",), "r": ("-e",), "applescript": ("-e",), "ps": ("-c", "-Command", "-command"),

@@ -12,6 +12,7 @@ import posixpath
 import re
 
 from . import targets
+from .lazyre import LazyRe
 from .shell import UNKNOWN
 
 TYPE_CHECKING = False  # typing is not imported on the hook path
@@ -358,7 +359,7 @@ def truncate(a: Analyzer, call: Call) -> None:
         judge_write(a, t, f"`{call.show()}`")
 
 
-_WIDE_MODE = re.compile(r"^(?:0?[0-7]?777|0?[0-7]?666|[ugoa]*[+=][rwxXst]*w[rwxXst]*|a\+rwx|o\+w|[ugoa]*=rwx)$")
+_WIDE_MODE = LazyRe(r"^(?:0?[0-7]?777|0?[0-7]?666|[ugoa]*[+=][rwxXst]*w[rwxXst]*|a\+rwx|o\+w|[ugoa]*=rwx)$")
 
 
 def perms(a: Analyzer, call: Call) -> None:

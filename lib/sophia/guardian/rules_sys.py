@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from . import targets
+from .lazyre import LazyRe
 from .shell import UNKNOWN, Command, Script
 from .wrappers import base
 
@@ -167,7 +168,7 @@ def call_function(a: Analyzer, call: Call) -> None:
 
 # -- processes ---------------------------------------------------------------------------------
 
-_SIG = re.compile(r"^-(?:\d+|[A-Z]+[A-Z0-9+-]*|SIG\w+)$", re.I)
+_SIG = LazyRe(r"^-(?:\d+|[A-Z]+[A-Z0-9+-]*|SIG\w+)$", re.I)
 
 
 def kill(a: Analyzer, call: Call) -> None:

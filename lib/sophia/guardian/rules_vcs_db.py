@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-import re
-
 from . import sql
+from .lazyre import LazyRe
 from .shell import UNKNOWN
 
 TYPE_CHECKING = False  # typing is not imported on the hook path
 if TYPE_CHECKING:
     from .analyze import Analyzer, Call
 
-PROTECTED = re.compile(r"^(?:main|master|trunk|develop|development|dev|release.*|prod.*|production|stable|staging|"
+PROTECTED = LazyRe(r"^(?:main|master|trunk|develop|development|dev|release.*|prod.*|production|stable|staging|"
                        r"live|gh-pages|default|HEAD)$")
 _GIT_GLOBAL_ARG = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path", "--config-env"})
-_PATH_LIKE = re.compile(r"\.[A-Za-z0-9]{1,5}$")
+_PATH_LIKE = LazyRe(r"\.[A-Za-z0-9]{1,5}$")
 
 
 def _split_git(args: list[str]) -> tuple[str, list[str]]:

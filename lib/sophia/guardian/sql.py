@@ -8,23 +8,25 @@ from __future__ import annotations
 
 import re
 
-_COMMENT_LINE = re.compile(r"(?:--|#)[^\n]*")
-_COMMENT_BLOCK = re.compile(r"/\*.*?(?:\*/|\Z)", re.S)
-_STRING = re.compile(r"'(?:[^']|'')*(?:'|\Z)|\"(?:[^\"\\]|\\.)*(?:\"|\Z)|\$(\w*)\$.*?(?:\$\1\$|\Z)", re.S)
-_WS = re.compile(r"\s+")
+from .lazyre import LazyRe
 
-_DROP_DENY = re.compile(
+_COMMENT_LINE = LazyRe(r"(?:--|#)[^\n]*")
+_COMMENT_BLOCK = LazyRe(r"/\*.*?(?:\*/|\Z)", re.S)
+_STRING = LazyRe(r"'(?:[^']|'')*(?:'|\Z)|\"(?:[^\"\\]|\\.)*(?:\"|\Z)|\$(\w*)\$.*?(?:\$\1\$|\Z)", re.S)
+_WS = LazyRe(r"\s+")
+
+_DROP_DENY = LazyRe(
     r"^DROP\s+(?:TEMPORARY\s+)?(?:TABLE|DATABASE|SCHEMA|KEYSPACE|COLLECTION|TABLESPACE|OWNED|USER|ROLE)\b")
-_DROP_ASK = re.compile(r"^DROP\s+\w+")
-_TRUNCATE = re.compile(r"^TRUNCATE\b")
-_DELETE = re.compile(r"^DELETE\s+(?:\w+\s+)?FROM\b")
-_DELETE_BARE = re.compile(r"^DELETE\s+(?!FROM)[\w.`\"\[\]]+\s*$")
-_UPDATE = re.compile(r"^UPDATE\s+.+?\bSET\b")
-_WHERE = re.compile(r"\bWHERE\b(.*)$")
-_TRIVIAL_WHERE = re.compile(r"^\s*(?:1\s*=\s*1|TRUE|1|'1'\s*=\s*'1'|1\s*<>\s*0|0\s*=\s*0|NOT\s+FALSE)\s*$")
-_ALTER_DROP = re.compile(r"^ALTER\s+TABLE\b.*\bDROP\b")
-_LEADING = re.compile(r"^(?:(?:BEGIN|START\s+TRANSACTION|EXPLAIN(?!\s+ANALYZE))\s*)+")
-_WITH = re.compile(r"^WITH\b.*?\)\s*(?=(?:DELETE|UPDATE)\b)")
+_DROP_ASK = LazyRe(r"^DROP\s+\w+")
+_TRUNCATE = LazyRe(r"^TRUNCATE\b")
+_DELETE = LazyRe(r"^DELETE\s+(?:\w+\s+)?FROM\b")
+_DELETE_BARE = LazyRe(r"^DELETE\s+(?!FROM)[\w.`\"\[\]]+\s*$")
+_UPDATE = LazyRe(r"^UPDATE\s+.+?\bSET\b")
+_WHERE = LazyRe(r"\bWHERE\b(.*)$")
+_TRIVIAL_WHERE = LazyRe(r"^\s*(?:1\s*=\s*1|TRUE|1|'1'\s*=\s*'1'|1\s*<>\s*0|0\s*=\s*0|NOT\s+FALSE)\s*$")
+_ALTER_DROP = LazyRe(r"^ALTER\s+TABLE\b.*\bDROP\b")
+_LEADING = LazyRe(r"^(?:(?:BEGIN|START\s+TRANSACTION|EXPLAIN(?!\s+ANALYZE))\s*)+")
+_WITH = LazyRe(r"^WITH\b.*?\)\s*(?=(?:DELETE|UPDATE)\b)")
 
 
 def clean(sql: str) -> str:
@@ -63,10 +65,10 @@ def sql_findings(sql: str) -> list[tuple[str, str]]:
     return found
 
 
-_MONGO_DENY = re.compile(
+_MONGO_DENY = LazyRe(
     r"dropDatabase\s*\(|\.drop\s*\(\s*\)|\.(?:deleteMany|remove)\s*\(\s*(?:\{\s*\}\s*)?\)|"
     r"\.(?:deleteMany|remove)\s*\(\s*\{\s*\}\s*[,)]|dropAllUsers\s*\(|\.dropIndexes\s*\(")
-_MONGO_ASK = re.compile(r"\.updateMany\s*\(\s*\{\s*\}|\.drop\w*\s*\(")
+_MONGO_ASK = LazyRe(r"\.updateMany\s*\(\s*\{\s*\}|\.drop\w*\s*\(")
 
 
 def mongo_findings(js: str) -> list[tuple[str, str]]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import posixpath
 import re
 
+from .lazyre import LazyRe
 from .record import field, record
 from .shell import UNKNOWN
 
@@ -24,7 +25,7 @@ SYSTEM_WRITE_DENY = ("/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64"
                      "/var/log", "/opt")
 HARMLESS_DEVICES = ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty", "/dev/zero",
                     "/dev/random", "/dev/urandom", "/dev/full", "/dev/ptmx")
-_DISK_DEVICE = re.compile(
+_DISK_DEVICE = LazyRe(
     r"^/dev/(?:sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|disk\d|rdisk\d|mapper/|dm-\d|md\d|loop\d|"
     r"sr\d|nbd\d|root|mtdblock|bcache|zd\d|rbd|ubi|block/|disk/)"
 )
@@ -59,7 +60,7 @@ HOME_CACHES = frozenset({".cache", ".npm", ".yarn", ".pnpm-store", ".gradle", ".
                          ".cocoapods", ".pub-cache", ".conda", ".virtualenvs", ".local", "tmp", ".tmp",
                          "Downloads", ".Trash", ".vscode-server", ".cursor-server"})
 
-SECRET_FILE = re.compile(
+SECRET_FILE = LazyRe(
     r"(?:^|/)(?:id_(?:rsa|dsa|ecdsa|ed25519)(?:_sk)?|identity|\.env(?:\.[\w.-]+)?|credentials(?:\.json|\.csv)?|"
     r"[\w.-]+\.(?:pem|key|p12|pfx|jks|keystore|kdbx|gpg|asc|ovpn)|\.netrc|\.npmrc|\.pypirc|\.git-credentials|"
     r"secrets?(?:\.[\w]+)?|service[-_]account[\w.-]*\.json|\.vault-token|shadow|gshadow|master\.key|"
@@ -68,7 +69,7 @@ SECRET_FILE = re.compile(
 )
 _SECRET_DIRS = ("/.ssh/", "/.aws/", "/.gnupg/", "/.kube/", "/.docker/", "/.password-store/", "/.config/gh/",
                 "/.azure/", "/.config/gcloud/")
-_NOT_SECRET = re.compile(r"(?:\.pub|known_hosts|\.env\.(?:example|sample|template|dist|defaults?))$")
+_NOT_SECRET = LazyRe(r"(?:\.pub|known_hosts|\.env\.(?:example|sample|template|dist|defaults?))$")
 
 
 @record
