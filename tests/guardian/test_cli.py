@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
+from tests.conftest import run_s3
 
 from sophia.guardian.audit import AuditError, apply_guardian
-from tests.conftest import run_s3
 
 AUDIT = {"passed": False, "reason": "Deletes the user's home directory", "risk_level": "high",
          "concerns": ["irreversible data loss"], "creed_violations": ["Prioritize user data safety above task completion"],

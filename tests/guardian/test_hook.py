@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import HOOK, ROOT, hook_env, payload, run_hook
+from .conftest import HOOK, ROOT, payload, run_hook
 
 RISKY = payload(command="rm -rf ~")
 HARMLESS_RISKY = payload(command="rm -rf build")  # flagged by the prefilter, allowed by the analyzer
