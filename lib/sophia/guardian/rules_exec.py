@@ -193,6 +193,10 @@ def producer_info(a: Analyzer, prev: list[Command]) -> Stdin:
         elif info.kind == "net":
             continue
         elif inv.name in ("echo", "printf"):
+            for w in c.words:
+                for p in w.parts:
+                    if p.kind == "var" and _SECRET_VAR.search(p.text):
+                        info.secret = info.secret or f"${p.text}"
             info.kind = "text"
             args = list(inv.args)
             while args and re.match(r"^-[neE]+$", args[0]):
@@ -496,7 +500,8 @@ def interp(a: Analyzer, call: Call, lang: str) -> None:
             codes.append(args[i + 1])
             i += 2
             continue
-        if x.startswith("-") and not x.startswith("--") and len(x) > 2 and any(x.endswith(o[1:]) for o in opts if len(o) == 2):
+        if (re.match(r"^-[A-Za-z]{2,}$", x) and x[1] not in "MmIrW"
+                and any(x.endswith(o[1:]) for o in opts if len(o) == 2)):
             # clustered flags ending with the code flag: perl -pie / -lne / python -Ic
             if lang == "perl" and "i" in x[1:-1]:
                 inplace = True
