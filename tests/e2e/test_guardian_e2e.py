@@ -42,5 +42,7 @@ def test_rm_rf_home_is_denied_and_a_harmless_call_runs(e2e: ClaudeRun, isolated_
     second = json.dumps(res.main_requests[1])
     assert "Sophia guardian" in second and "home directory" in second
     log = isolated_home / ".sophia" / "logs" / "guardian_blocks.jsonl"
-    entries = [json.loads(x) for x in log.read_text().splitlines()]
+    from tests.guardian.conftest import read_log
+
+    entries = [json.loads(x) for x in read_log(log, 1)]
     assert [e["command"] for e in entries] == ["rm -rf ~"] and entries[0]["decision"] == "deny"

@@ -69,3 +69,15 @@ def run_hook(data: dict[str, Any] | bytes | str, env: dict[str, str], hook: Path
 def genv(sophia_home: Path) -> dict[str, str]:
     sophia_home.mkdir(parents=True, exist_ok=True)
     return hook_env(sophia_home)
+
+
+def read_log(path: Path, at_least: int = 1, timeout: float = 10.0) -> list[str]:
+    """Lines of a guardian log, waiting for the detached writer (the hook answers first, then logs)."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while True:
+        lines = path.read_text().splitlines() if path.exists() else []
+        if len(lines) >= at_least or time.monotonic() > deadline:
+            return lines
+        time.sleep(0.05)

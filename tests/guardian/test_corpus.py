@@ -7,7 +7,7 @@ import re
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from .conftest import hook_env, payload, run_hook
+from .conftest import hook_env, payload, read_log, run_hook
 
 CORPUS = Path(__file__).with_name("corpus.jsonl")
 
@@ -46,8 +46,9 @@ def test_every_corpus_case_through_the_real_hook(tmp_path: Path) -> None:
     wrong = [(c["tool_input"], c["expect"], got) for c, got in results if got != c["expect"]]
     assert not wrong, "\n".join(map(str, wrong))
     # every deny/ask was logged, one line each
-    log = (tmp_path / "sh" / "logs" / "guardian_blocks.jsonl").read_text().splitlines()
-    assert len(log) == sum(1 for _c, got in results if got in ("deny", "ask"))
+    blocked = sum(1 for _c, got in results if got in ("deny", "ask"))
+    log = read_log(tmp_path / "sh" / "logs" / "guardian_blocks.jsonl", blocked, timeout=30)
+    assert len(log) == blocked
 
 
 def test_deny_reasons_are_one_actionable_line(genv: dict[str, str]) -> None:

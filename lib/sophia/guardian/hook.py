@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 PREFIX = "Sophia guardian: "
+PENDING_LOG: list[tuple[str, dict[str, Any]]] = []  # written after the answer is out (see write_log)
 TIMEOUT_S = 3.0
 
 
@@ -117,14 +118,9 @@ def run(raw: bytes, env: dict[str, str]) -> str:
     mode = res["mode"]
     if decision == "allow" or mode == "off":
         return json.dumps({"systemMessage": note}) if note else ""
-    try:
-        from .log import record
-
-        record(home, {"decision": decision, "mode": mode, "tool": res["tool"], "rule": res["rule"],
-                      "reason": res["reason"], "command": res["subject"], "cwd": payload.get("cwd"),
-                      "session_id": payload.get("session_id")})
-    except Exception as exc:  # the log is best effort; the decision stands
-        note = (note + "; " if note else "") + f"Sophia guardian: could not write its log ({type(exc).__name__})"
+    PENDING_LOG.append((home, {"decision": decision, "mode": mode, "tool": res["tool"], "rule": res["rule"],
+                               "reason": res["reason"], "command": res["subject"], "cwd": payload.get("cwd"),
+                               "session_id": payload.get("session_id")}))
     if mode == "warn":
         msg = f"Sophia guardian (warn mode) would have {'denied' if decision == 'deny' else 'asked about'} this: " \
               f"{res['reason']}"
@@ -161,5 +157,41 @@ def main() -> int:
         pass
     if out:
         sys.stdout.write(out + "\n")
-        sys.stdout.flush()
+    sys.stdout.flush()
+    if PENDING_LOG:
+        write_log(detach=env.get("SOPHIA_GUARDIAN_SYNC_LOG") != "1")
     return 0
+
+
+def write_log(detach: bool) -> None:
+    """Append the pending deny/ask records. Redaction compiles many regexes (~12 ms), so by default
+    the answer goes out first and a detached child (own session, stdio on /dev/null) writes the log:
+    the hook returns without waiting for it. If fork fails, the log is written in-process."""
+    if detach:
+        try:
+            pid = os.fork()
+        except OSError:
+            pid = -1
+        if pid > 0:
+            return
+        if pid == 0:
+            try:
+                os.setsid()
+                null = os.open(os.devnull, os.O_RDWR)
+                for fd in (0, 1, 2):
+                    os.dup2(null, fd)
+                _write_pending()
+            finally:
+                os._exit(0)
+    _write_pending()
+
+
+def _write_pending() -> None:
+    from .log import record
+
+    for home, entry in PENDING_LOG:
+        try:
+            record(home, entry)
+        except Exception:  # noqa: BLE001 - the log is best effort; the decision already stands
+            pass
+    PENDING_LOG.clear()
