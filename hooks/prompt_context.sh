@@ -1,9 +1,28 @@
 #!/usr/bin/env bash
-# PLACEHOLDER for prompt_context.sh (owned by another engineer; replaced at merge). Reads the payload, exits 0.
-# shellcheck source-path=SCRIPTDIR
+# Sophia System 3 — prompt_context.sh.
+# UserPromptSubmit: recall memories relevant to the prompt and inject the few above the
+# relevance threshold (with their ids); prints nothing when nothing is relevant.
+# The work is done by the standard-library module lib/sophia/hooks/prompt_context.py, started through
+# lib/sophia/hooks/launch.py (python -I -S) so that it loads from cached bytecode.
+# Never fails the session: any error exits 0 with at most one line on stderr.
 set -euo pipefail
-case ${BASH_SOURCE[0]} in */*) _here=${BASH_SOURCE[0]%/*} ;; *) _here=. ;; esac
-# shellcheck source=lib/common.sh
-. "$_here/lib/common.sh"
-sophia_read_stdin
-exit 0
+_here=${BASH_SOURCE[0]}
+[[ $_here == */* ]] || _here=./$_here
+_here=${_here%/*}
+if [[ -r $_here/lib/common.sh ]]; then
+  # shellcheck source=/dev/null
+  . "$_here/lib/common.sh"
+else # minimal fallback while hooks/lib/common.sh is not installed
+  umask 077
+  [[ ${SOPHIA_HOOK_GUARD:-} == 1 ]] && exit 0
+  trap 'exit 0' EXIT
+  SOPHIA_HOME=${SOPHIA_HOME:-$HOME/.sophia}
+  SOPHIA_LIB=$_here/../lib
+  sophia_py_file() {
+    local py=${SOPHIA_PYTHON:-$SOPHIA_HOME/venv/bin/python} f=$1
+    [[ -x $py ]] || py=python3
+    shift
+    "$py" -I -S "$SOPHIA_LIB/$f" "$@"
+  }
+fi
+sophia_py_file sophia/hooks/launch.py prompt_context

@@ -1,13 +1,33 @@
 #!/usr/bin/env bash
-# PLACEHOLDER for session_start.sh (owned by another engineer; replaced at merge). Reads the payload, exits 0.
-# shellcheck source-path=SCRIPTDIR
+# Sophia System 3 — session_start.sh.
+# SessionStart: print additionalContext JSON (identity and creed, heuristics for this project,
+# foresight valid today, recent episodes of this project, open knowledge gaps), capped.
+# In a plugin install without a venv yet, also kicks off hooks/lib/bootstrap_venv.sh detached.
+# The work is done by the standard-library module lib/sophia/hooks/session_start.py, started through
+# lib/sophia/hooks/launch.py (python -I -S) so that it loads from cached bytecode.
+# Never fails the session: any error exits 0 with at most one line on stderr.
 set -euo pipefail
-case ${BASH_SOURCE[0]} in */*) _here=${BASH_SOURCE[0]%/*} ;; *) _here=. ;; esac
-# shellcheck source=lib/common.sh
-. "$_here/lib/common.sh"
-sophia_read_stdin
-# Plugin mode: make sure the s3 venv exists, without ever blocking the session (returns at once).
-if [[ -n ${CLAUDE_PLUGIN_ROOT:-} ]]; then
-  "$SOPHIA_HOOK_DIR/lib/bootstrap_venv.sh" --detach || true
+_here=${BASH_SOURCE[0]}
+[[ $_here == */* ]] || _here=./$_here
+_here=${_here%/*}
+if [[ -r $_here/lib/common.sh ]]; then
+  # shellcheck source=/dev/null
+  . "$_here/lib/common.sh"
+else # minimal fallback while hooks/lib/common.sh is not installed
+  umask 077
+  [[ ${SOPHIA_HOOK_GUARD:-} == 1 ]] && exit 0
+  trap 'exit 0' EXIT
+  SOPHIA_HOME=${SOPHIA_HOME:-$HOME/.sophia}
+  SOPHIA_LIB=$_here/../lib
+  sophia_py_file() {
+    local py=${SOPHIA_PYTHON:-$SOPHIA_HOME/venv/bin/python} f=$1
+    [[ -x $py ]] || py=python3
+    shift
+    "$py" -I -S "$SOPHIA_LIB/$f" "$@"
+  }
 fi
-exit 0
+# Plugin install, no venv yet: start the one-time bootstrap detached (it returns at once).
+if [[ -n ${CLAUDE_PLUGIN_ROOT:-} && ! -x $SOPHIA_HOME/venv/bin/python && -x $_here/lib/bootstrap_venv.sh ]]; then
+  "$_here/lib/bootstrap_venv.sh" --detach </dev/null >/dev/null 2>&1 || true
+fi
+sophia_py_file sophia/hooks/launch.py session_start

@@ -24,7 +24,8 @@ app = typer.Typer(
 def _register() -> None:
     from . import (  # noqa: F401
         cmd_apply,
-        cmd_core,  # noqa: F401
+        cmd_core,
+        cmd_guardian,
         cmd_memory,
         cmd_reflect,
     )
