@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -202,12 +203,18 @@ def test_hook_survives_random_payloads(hook: Path, tmp_path_factory: pytest.Temp
     run()
 
 
-def test_hook_code_never_names_shared_tmp() -> None:
-    """Nothing is written to shared /tmp: no hook or hook-side module hard-codes it (TMPDIR is honoured)."""
+_WRITES_TMP = re.compile(r"""(open\(|Path\(|dir=|mkdir\s+(-p\s+)?|>>?\s*|tee\s+(-a\s+)?|mktemp\s+(-\w+\s+)*"""
+                         r"""|(cp|mv|touch|install)\s+(\S+\s+)*)["']?/(var/)?tmp\b""")
+
+
+def test_hook_code_never_writes_to_shared_tmp() -> None:
+    """Nothing is written to shared /tmp: no hook or hook-side module opens, creates or redirects into it
+    (TMPDIR is honoured; the dynamic checks above run with TMPDIR pointed at a dir that must stay empty).
+    Mentions of /tmp as data (the guardian classifying a command's targets) are fine."""
     offenders = []
     files = list((ROOT / "hooks").rglob("*.sh")) + list((ROOT / "lib" / "sophia").rglob("*.py"))
     for p in files:
         for n, line in enumerate(p.read_text(errors="replace").splitlines(), 1):
-            if ("'/tmp" in line or '"/tmp' in line or " /tmp/" in line) and "noqa: tmp" not in line:
+            if _WRITES_TMP.search(line) and "noqa: tmp" not in line:
                 offenders.append(f"{p.relative_to(ROOT)}:{n}: {line.strip()[:120]}")
     assert offenders == [], "\n".join(offenders)

@@ -131,6 +131,10 @@ def test_hook_capture_paths_never_store_a_secret_but_commit_the_episode(s3_env: 
     assert findings == [], "secrets reached disk:\n" + "\n".join(findings[:30])
     idx = json.loads((sophia_home / "episodes" / "index.json").read_text())
     assert any(e.get("session_id") == session for e in idx["entries"]), "the session's episode was not committed"
+    stored = {str(p.relative_to(sophia_home)) for p in sophia_home.rglob("*") if p.is_file()}
+    assert any(s.startswith("buffers/") for s in stored), sorted(stored)  # the action buffer was scanned too
+    if _is_real("guardian_tier1"):  # the denied `rm -rf /` commands were logged (redacted), and scanned
+        assert any("guardian" in s for s in stored), sorted(stored)
 
 
 def _wait_for_detached_work(home: Path, timeout: float = 30.0) -> None:

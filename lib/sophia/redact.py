@@ -244,6 +244,14 @@ def redact(text: str) -> str:
     return out
 
 
+def redact_head(text: str, limit: int, margin: int = 4096) -> str:
+    """The first ``limit`` characters of ``redact(text)``, redacting a margin past the cut first: cutting
+    before redacting can split a token so that its shape is no longer recognised (a partial key leaks)."""
+    if not isinstance(text, str):
+        return text
+    return redact(text[: limit + margin])[:limit]
+
+
 def _mask_all(obj: Any) -> Any:
     """Everything scalar under a secret-named key (``{"credentials": {...}}``)."""
     if isinstance(obj, bool) or obj is None:

@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from ..redact import redact, redact_obj
+from ..redact import redact, redact_head, redact_obj
 from .words import STOPWORDS
 
 MAX_ACTIONS = 200  # kept in the episode: the first 50 and the last 150
@@ -175,11 +175,11 @@ def build_episode(
     tool_call_count = prior_count + len(buffer)
 
     goal = transcript.get("first_prompt") or carry.get("goal")
-    goal = redact(goal[:GOAL_CHARS]) if goal else None
+    goal = redact_head(goal, GOAL_CHARS) if goal else None
     last = last_message
     if not last and transcript.get("assistant_texts"):
         last = transcript["assistant_texts"][-1]
-    last = redact(last[:2000]) if last else None
+    last = redact_head(last, 2000) if last else None
 
     files: list[str] = list(carry.get("files_touched") or [])
     for a in buffer:
@@ -199,7 +199,7 @@ def build_episode(
     started_at = min(times) if times else now
     outcome = classify_outcome(actions_all, last)
     kws = keywords(goal, actions_all, files)
-    thoughts = [redact(t[:500]) for t in (transcript.get("assistant_texts") or [])[-3:]]
+    thoughts = [redact_head(t, 500) for t in (transcript.get("assistant_texts") or [])[-3:]]
 
     ep: dict[str, Any] = {
         "id": episode_id,

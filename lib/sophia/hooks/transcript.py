@@ -18,6 +18,8 @@ import os
 import re
 from typing import Any
 
+from ..redact import redact_head
+
 MAX_READ = 8 * 1024 * 1024  # more new bytes than this: read the head and the tail only
 HEAD_READ = 1024 * 1024
 TAIL_READ = 4 * 1024 * 1024
@@ -103,7 +105,7 @@ def _user(st: dict[str, Any], obj: dict[str, Any], new_prompts: list[str]) -> No
                     err = _block_text(block.get("content"))
                     if isinstance(tid, str) and tid:
                         errors = st["tool_errors"]
-                        errors[tid] = err[:500]
+                        errors[tid] = redact_head(err, 500)
                         while len(errors) > KEEP_ERRORS:
                             errors.pop(next(iter(errors)))
             elif kind == "text" and isinstance(block.get("text"), str):
@@ -113,7 +115,7 @@ def _user(st: dict[str, Any], obj: dict[str, Any], new_prompts: list[str]) -> No
     prompt = clean_prompt("\n".join(texts))
     if prompt is None:
         return
-    prompt = prompt[:PROMPT_CHARS]
+    prompt = redact_head(prompt, PROMPT_CHARS)  # state files live on disk: redact at capture
     st["prompts_total"] += 1
     if st["first_prompt"] is None:
         st["first_prompt"] = prompt
@@ -132,7 +134,7 @@ def _assistant(st: dict[str, Any], obj: dict[str, Any]) -> None:
         if not isinstance(block, dict):
             continue
         if block.get("type") == "text" and isinstance(block.get("text"), str) and block["text"].strip():
-            _push(st["assistant_texts"], block["text"].strip()[:TEXT_CHARS], KEEP_TEXTS)
+            _push(st["assistant_texts"], redact_head(block["text"].strip(), TEXT_CHARS), KEEP_TEXTS)
         elif block.get("type") == "tool_use":
             st["tool_uses"] += 1
 
@@ -159,7 +161,7 @@ def feed_line(st: dict[str, Any], raw: bytes | str, new_prompts: list[str]) -> N
     if kind == "summary":
         st["compactions"] += 1
         if isinstance(obj.get("summary"), str):
-            _push(st["summaries"], obj["summary"][:500], 3)
+            _push(st["summaries"], redact_head(obj["summary"], 500), 3)
         return
     if kind == "system":
         if obj.get("subtype") == "compact_boundary":
