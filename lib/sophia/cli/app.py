@@ -22,7 +22,10 @@ app = typer.Typer(
 
 
 def _register() -> None:
-    from . import cmd_core  # noqa: F401
+    from . import (
+        cmd_core,  # noqa: F401
+        cmd_embed,  # noqa: F401
+    )
 
 
 _register()
