@@ -72,6 +72,20 @@ def enabled(home: Path | str | None = None) -> bool:
     return settings.load(_home(home)).enabled
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[-1].split()[0] != b"Z"  # a zombie has exited
+    except (OSError, IndexError):
+        return True
+
+
 def service_pid(home: Path | str | None = None) -> int | None:
     """Pid of the live service of this home, from its pidfile (None if none runs)."""
     try:
@@ -234,7 +248,7 @@ def stop(home: Path | str | None = None, timeout: float = 10.0) -> bool:
         os.kill(pid, 15)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if service_pid(h) is None:
+        if not _alive(pid):
             return True
         time.sleep(0.05)
     return False
