@@ -59,19 +59,20 @@ class NumpyBackend:
         return int(cnt), int(mx)
 
     def _rows(self, after_rowid: int = 0) -> tuple[list[str], list[str], np.ndarray]:
-        cur = self._conn.execute(
-            f"SELECT v.item_id, i.type, v.vec {_JOIN} AND v.rowid > ? ORDER BY v.rowid",
-            (self.model, self.dim, after_rowid),
-        )
+        """Matching rows after ``after_rowid``, filled straight into one preallocated matrix."""
+        args = (self.model, self.dim, after_rowid)
+        n = self._conn.execute(f"SELECT count(*) {_JOIN} AND v.rowid > ?", args).fetchone()[0]
+        mat = np.empty((n, self.dim), dtype=np.float32)
         ids: list[str] = []
         types: list[str] = []
-        blobs: list[bytes] = []
-        for iid, typ, blob in cur:
+        cur = self._conn.execute(f"SELECT v.item_id, i.type, v.vec {_JOIN} AND v.rowid > ? ORDER BY v.rowid", args)
+        for j, (iid, typ, blob) in enumerate(cur):
+            if j >= n:
+                break
+            mat[j] = np.frombuffer(blob, dtype="<f4")
             ids.append(iid)
             types.append(typ)
-            blobs.append(blob)
-        mat = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(ids), self.dim)
-        return ids, types, mat
+        return ids, types, mat[: len(ids)]
 
     def refresh(self, force: bool = False) -> bool:
         """Bring the matrix up to date with the table; True when something was (re)loaded."""
@@ -97,7 +98,6 @@ class NumpyBackend:
                     self._mat = np.concatenate([self._mat, mat]) if len(ids) else self._mat
                 else:
                     self._ids, self._types, self._mat = self._rows(0)
-                    self._mat = np.array(self._mat)  # own, writable copy (not a view of a bytes object)
                 self._sig = sig
             finally:
                 self._conn.execute("COMMIT")
