@@ -9,7 +9,8 @@ questions that have evidence (malformed ids normalised, unknown ids dropped). Tu
 
 - docs ``turn``: the turn alone (the published baseline);
 - docs ``prev+turn``: the previous turn of the same session, then the turn;
-- docs ``turn+prev``: the turn, then the previous turn (so truncation eats the context, not the turn);
+- docs ``turn+prev``: the turn, then "(after: previous turn)" (so truncation eats the context, not the turn);
+- docs ``turn+prev+next``: the same plus "(before: next turn)";
 - ``mix(a)``: score = cos(q, turn) + a * cos(q, prev+turn) (two vectors per turn);
 - queries ``raw`` or ``strip``: question words and auxiliaries removed ("When did Caroline go to
   the support group?" -> "Caroline go to the support group").
@@ -54,6 +55,16 @@ def turn_text(t: dict[str, Any]) -> str:
     return s
 
 
+def turn_with_context(text: str, prev: str | None, nxt: str | None = None) -> str:
+    """The turn first (so truncation eats context, not the turn), then its neighbours."""
+    s = text
+    if prev:
+        s += f"\n(after: {prev})"
+    if nxt:
+        s += f"\n(before: {nxt})"
+    return s
+
+
 def strip_question(q: str) -> str:
     words = re.findall(r"[\w'-]+", q)
     kept = [w for w in words if w.lower() not in QWORDS]
@@ -82,10 +93,13 @@ def load(path: Path) -> list[dict[str, Any]]:
         turns = []
         for sn in sessions:
             prev = None
+            start = len(turns)
             for t in c[f"session_{sn}"]:
                 txt = turn_text(t)
-                turns.append({"id": t["dia_id"], "text": txt, "prev": prev})
+                turns.append({"id": t["dia_id"], "text": txt, "prev": prev, "next": None})
                 prev = txt
+            for a, b in zip(turns[start:], turns[start + 1 :], strict=False):
+                a["next"] = b["text"]
         known = {t["id"] for t in turns}
         qs = []
         for qi, qa in enumerate(s["qa"]):
@@ -166,7 +180,8 @@ def main() -> None:
         docs = {
             "turn": [t["text"] for t in turns],
             "prev+turn": [f"{t['prev']}\n{t['text']}" if t["prev"] else t["text"] for t in turns],
-            "turn+prev": [f"{t['text']}\n(after: {t['prev']})" if t["prev"] else t["text"] for t in turns],
+            "turn+prev": [turn_with_context(t["text"], t["prev"]) for t in turns],
+            "turn+prev+next": [turn_with_context(t["text"], t["prev"], t["next"]) for t in turns],
         }
         queries = {
             "raw": [q["question"] for q in c["questions"]],

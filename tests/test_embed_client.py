@@ -205,3 +205,16 @@ def test_numpy_backend_follows_the_table(sophia_home: Path) -> None:
     assert "it5" not in hits and "it9" not in hits and len(hits) == 99
     conn.close()
     nb.close()
+
+
+def test_embed_text_column_is_embedded_instead_of_text(sophia_home: Path) -> None:
+    conn = vectors.connect(sophia_home)
+    if "embed_text" not in {r[1] for r in conn.execute("PRAGMA table_info(items)")}:
+        conn.execute("ALTER TABLE items ADD COLUMN embed_text TEXT")
+    put_items(conn, [("turn:1", "turn", "plain"), ("turn:2", "turn", "other")])
+    conn.execute("UPDATE items SET embed_text = 'plain\n(after: previous turn)', content_hash = 'h1' WHERE id = 'turn:1'")
+    conn.commit()
+    enc = CountingEncoder()
+    indexer.sync(conn, enc, "m")
+    assert sorted(enc.seen) == ["other", "plain\n(after: previous turn)"]
+    conn.close()

@@ -31,14 +31,12 @@ def sync(
     model: str,
     *,
     batch_size: int = 64,
-    before_batch: Callable[[], None] | None = None,
     stop: Callable[[], bool] | None = None,
     on_progress: Callable[[int], None] | None = None,
 ) -> dict[str, int]:
     """Embed every pending item; returns {"embedded": texts encoded, "copied": vectors reused}.
 
-    Commits after each batch, so an interrupted sync keeps what it did. ``before_batch`` runs
-    before each model call (the service uses it to let interactive queries go first).
+    Commits after each batch, so an interrupted sync keeps what it did.
     """
     done = {"embedded": 0, "copied": 0}
     fetch = max(batch_size * 8, 256)
@@ -65,8 +63,6 @@ def sync(
             if stop and stop():
                 return done
             chunk: Sequence[str] = hashes[i : i + batch_size]
-            if before_batch:
-                before_batch()
             mat = encode([texts[h] for h in chunk])
             packed = _pack_rows(mat)
             out = [(iid, h, dim, blob) for h, (dim, blob) in zip(chunk, packed, strict=True) for iid in by_h[h]]

@@ -36,7 +36,9 @@ def model_path() -> str:
 
 
 class Encoder:
-    """Thread-safe wrapper: one model call at a time (fast tokenizers are not re-entrant)."""
+    """Two instances of the model: one for bulk indexing, one for interactive requests, so that
+    a query never waits behind an indexing batch. Each instance serves one call at a time (fast
+    tokenizers are not re-entrant across threads)."""
 
     def __init__(self, threads: int = 2) -> None:
         _offline_env(threads)
@@ -53,14 +55,17 @@ class Encoder:
             pass
         self._torch = torch
         self.model: Any = SentenceTransformer(path, device="cpu", local_files_only=True)
+        self.query_model: Any = SentenceTransformer(path, device="cpu", local_files_only=True)
         getdim = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
         self.dim = int(getdim() or 0)
         self.lock = threading.Lock()
+        self.query_lock = threading.Lock()
 
-    def encode(self, texts: list[str], batch_size: int = 64) -> Any:
+    def encode(self, texts: list[str], batch_size: int = 64, *, interactive: bool = False) -> Any:
         """(n, dim) float32 array of L2-normalised vectors (cosine = dot product)."""
-        with self.lock, self._torch.inference_mode():
-            return self.model.encode(
+        model, lock = (self.query_model, self.query_lock) if interactive else (self.model, self.lock)
+        with lock, self._torch.inference_mode():
+            return model.encode(
                 texts, batch_size=batch_size, normalize_embeddings=True,
                 convert_to_numpy=True, show_progress_bar=False,
             )

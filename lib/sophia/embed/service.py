@@ -7,7 +7,8 @@ directory; a socket left by a dead service is replaced). The socket only appears
 model is loaded, so "the socket answers" means "warm".
 
 A background thread embeds pending index items at start and whenever a client nudges.
-Interactive requests (search, embed) go before the next indexing batch. The service exits
+Interactive requests (search, embed) use a second instance of the model, so they never wait
+behind an indexing batch. The service exits
 after ``embedding_idle_seconds`` without requests or indexing work, and on SIGTERM/SIGINT,
 removing its socket and pidfile. Output goes to ``logs/embed.log`` (the spawner redirects it).
 """
@@ -97,8 +98,6 @@ class Service:
         self.copied_total = 0
         self.requests = 0
         self.last_error: str | None = None
-        self._interactive = 0
-        self._ilock = threading.Lock()
 
         from .model import Encoder
 
@@ -124,20 +123,6 @@ class Service:
                 name = "numpy"
         return make_backend(name, self.db_path, MODEL_NAME, self.encoder.dim)
 
-    # -- interactive priority -------------------------------------------------
-    def _interactive_enter(self) -> None:
-        with self._ilock:
-            self._interactive += 1
-
-    def _interactive_exit(self) -> None:
-        with self._ilock:
-            self._interactive -= 1
-
-    def _yield_to_queries(self) -> None:
-        deadline = time.monotonic() + 2.0
-        while self._interactive > 0 and time.monotonic() < deadline:
-            time.sleep(0.002)
-
     # -- indexing ---------------------------------------------------------------
     def indexer(self) -> None:
         from . import indexer, vectors
@@ -155,8 +140,7 @@ class Service:
                     conn.commit()
                     done = indexer.sync(
                         conn, lambda texts: self.encoder.encode(texts, self.cfg.batch_size), MODEL_NAME,
-                        batch_size=self.cfg.batch_size, before_batch=self._yield_to_queries,
-                        stop=self.stop.is_set, on_progress=lambda n: self._touch(),
+                        batch_size=self.cfg.batch_size, stop=self.stop.is_set, on_progress=lambda n: self._touch(),
                     )
                     self.embedded_total += done["embedded"]
                     self.copied_total += done["copied"]
@@ -236,11 +220,7 @@ class Service:
         return {"ok": False, "error": f"unknown op {op!r}"}
 
     def _encode(self, texts: list[str]) -> Any:
-        self._interactive_enter()
-        try:
-            return self.encoder.encode(texts, self.cfg.batch_size)
-        finally:
-            self._interactive_exit()
+        return self.encoder.encode(texts, self.cfg.batch_size, interactive=True)
 
     def status(self) -> dict[str, Any]:
         from . import vectors
@@ -256,7 +236,8 @@ class Service:
             "idle_seconds": round(time.monotonic() - self.last_activity, 1),
             "idle_timeout_seconds": self.cfg.idle_seconds, "model_load_seconds": round(self.model_seconds, 2),
             "indexing": self.indexing, "embedded_total": self.embedded_total, "copied_total": self.copied_total,
-            "requests": self.requests, "last_error": self.last_error, **counts, "backend": self.backend.stats(),
+            "requests": self.requests, "last_error": self.last_error, "rss_mb": _rss_mb(),
+            "batch_size": self.cfg.batch_size, "threads": self.cfg.resolved_threads(), **counts, "backend": self.backend.stats(),
         }
 
     # -- main loop ------------------------------------------------------------------
@@ -282,6 +263,17 @@ class Service:
                 self.stop.set()
         self.nudge.set()  # wake the indexer so it sees the stop
         worker.join(timeout=10.0)
+
+
+def _rss_mb() -> float | None:
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("VmRSS:"):
+                    return round(int(line.split()[1]) / 1024, 1)
+    except (OSError, ValueError):
+        pass
+    return None
 
 
 def _cleanup(home: Path, sock_id: tuple[int, int] | None) -> None:

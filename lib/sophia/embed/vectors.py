@@ -5,9 +5,10 @@ item's; an item whose hash has a vector under this model (on itself or on anothe
 the same text) is never embedded again (the hash is copied instead).
 
 Schema (owned by the recall engineer's migrations in ``sophia.index``):
-``items(id, type, text, content_hash, ...)`` and
+``items(id, type, text, content_hash, [embed_text], ...)`` and
 ``vectors(item_id TEXT PRIMARY KEY, content_hash TEXT NOT NULL, model TEXT NOT NULL,
-dim INTEGER NOT NULL, vec BLOB NOT NULL)``.
+dim INTEGER NOT NULL, vec BLOB NOT NULL)``. If ``items`` has an ``embed_text`` column, a
+non-null value there is embedded instead of ``text``; ``content_hash`` must then cover it.
 """
 
 from __future__ import annotations
@@ -35,10 +36,17 @@ def unpack(blob: bytes) -> list[float]:
     return list(struct.unpack(f"<{len(blob) // 4}f", blob))
 
 
+def _text_expr(conn: sqlite3.Connection) -> str:
+    """What gets embedded: ``items.embed_text`` when the index has that column and it is set
+    (e.g. a turn with its neighbours as context), else ``items.text``."""
+    cols = {r[1] for r in conn.execute("PRAGMA table_info(items)")}
+    return "coalesce(i.embed_text, i.text)" if "embed_text" in cols else "i.text"
+
+
 def pending(conn: sqlite3.Connection, model: str, limit: int) -> list[tuple[str, str, str]]:
     """Items with no vector for their current content hash under ``model``: (id, text, hash)."""
     return conn.execute(
-        "SELECT i.id, i.text, i.content_hash FROM items i "
+        f"SELECT i.id, {_text_expr(conn)}, i.content_hash FROM items i "
         "LEFT JOIN vectors v ON v.item_id = i.id AND v.content_hash = i.content_hash AND v.model = ? "
         "WHERE v.item_id IS NULL ORDER BY i.rowid LIMIT ?",
         (model, limit),
