@@ -218,3 +218,23 @@ def test_embed_text_column_is_embedded_instead_of_text(sophia_home: Path) -> Non
     indexer.sync(conn, enc, "m")
     assert sorted(enc.seen) == ["other", "plain\n(after: previous turn)"]
     conn.close()
+
+
+def test_thread_tuner_keeps_the_faster_setting_and_reprobes() -> None:
+    from sophia.embed.tuning import ThreadTuner
+
+    t = ThreadTuner(2, reprobe=3)
+    speed = {1: 100.0, 2: 30.0}  # chars/s: a loaded box, where 2 threads oversubscribe
+    seen = []
+    for _ in range(12):
+        n = t.next()
+        seen.append(n)
+        t.done(1000, 1000 / speed[n])
+    assert seen[:2] == [1, 2] and set(seen[2:5]) == {1} and t.best == 1
+    assert seen.count(2) >= 2  # probed again later
+    speed = {1: 50.0, 2: 200.0}  # load went away
+    for _ in range(12):
+        n = t.next()
+        t.done(1000, 1000 / speed[n])
+    assert t.best == 2
+    assert ThreadTuner(1).next() == 1

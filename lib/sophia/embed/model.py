@@ -61,6 +61,10 @@ class Encoder:
         self.lock = threading.Lock()
         self.query_lock = threading.Lock()
 
+    def set_threads(self, n: int) -> None:
+        if n != self._torch.get_num_threads():
+            self._torch.set_num_threads(n)
+
     def encode(self, texts: list[str], batch_size: int = 64, *, interactive: bool = False) -> Any:
         """(n, dim) float32 array of L2-normalised vectors (cosine = dot product)."""
         model, lock = (self.query_model, self.query_lock) if interactive else (self.model, self.lock)

@@ -110,6 +110,10 @@ class Service:
         conn.close()
         self.db_path = paths.index_db_path(home)
         self.backend = self._make_backend(backend_name)
+        from .tuning import ThreadTuner
+
+        # embedding_threads = 0: measure 1..max threads on live batches and keep the fastest
+        self.tuner = ThreadTuner(cfg.resolved_threads()) if cfg.threads == 0 else None
         log(f"model {MODEL_NAME} dim {self.encoder.dim} loaded in {self.model_seconds:.1f}s "
             f"({cfg.resolved_threads()} threads); backend {self.backend.name}")
 
@@ -139,7 +143,7 @@ class Service:
                     gone = vectors.delete_orphans(conn)
                     conn.commit()
                     done = indexer.sync(
-                        conn, lambda texts: self.encoder.encode(texts, self.cfg.batch_size), MODEL_NAME,
+                        conn, self._bulk_encode, MODEL_NAME,
                         batch_size=self.cfg.batch_size, stop=self.stop.is_set, on_progress=lambda n: self._touch(),
                     )
                     self.embedded_total += done["embedded"]
@@ -159,6 +163,15 @@ class Service:
                     self.indexing = False
         finally:
             conn.close()
+
+    def _bulk_encode(self, texts: list[str]) -> Any:
+        if self.tuner is not None:
+            self.encoder.set_threads(self.tuner.next())
+        t0 = time.perf_counter()
+        out = self.encoder.encode(texts, self.cfg.batch_size)
+        if self.tuner is not None:
+            self.tuner.done(sum(map(len, texts)), time.perf_counter() - t0)
+        return out
 
     def _touch(self) -> None:
         self.last_activity = time.monotonic()
@@ -237,7 +250,8 @@ class Service:
             "idle_timeout_seconds": self.cfg.idle_seconds, "model_load_seconds": round(self.model_seconds, 2),
             "indexing": self.indexing, "embedded_total": self.embedded_total, "copied_total": self.copied_total,
             "requests": self.requests, "last_error": self.last_error, "rss_mb": _rss_mb(),
-            "batch_size": self.cfg.batch_size, "threads": self.cfg.resolved_threads(), **counts, "backend": self.backend.stats(),
+            "batch_size": self.cfg.batch_size,
+            "threads": self.tuner.best if self.tuner else self.cfg.resolved_threads(), **counts, "backend": self.backend.stats(),
         }
 
     # -- main loop ------------------------------------------------------------------

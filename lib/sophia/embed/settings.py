@@ -25,7 +25,7 @@ class EmbedSettings:
     backend: str = "auto"
     idle_seconds: float = 900.0
     batch_size: int = 64
-    threads: int = 0  # 0: min(2, cpu count)
+    threads: int = 0  # 0: auto, the service measures 1..min(2, cpu count) threads and keeps the fastest
 
     @property
     def enabled(self) -> bool:
