@@ -95,6 +95,10 @@ def end_to_end(msgs: list[str]) -> None:
                   f"{len(hits or [])} hits")
         finally:
             client.stop(home)
+            for line in (home / "logs" / "embed.log").read_text().splitlines():
+                if "indexed" in line or "loaded in" in line:
+                    print("service log:", line)
+            print(f"load average after: {os.getloadavg()[0]:.1f} (2 cores)")
 
 
 def main() -> None:
@@ -103,7 +107,8 @@ def main() -> None:
     ap.add_argument("--sample", type=int, default=1024)
     ap.add_argument("--skip-in-process", action="store_true")
     args = ap.parse_args()
-    print(f"baseline: `python -c pass` median {python_pass_ms():.1f} ms (same venv, same run)")
+    print(f"baseline: `python -c pass` median {python_pass_ms():.1f} ms (same venv, same run); "
+          f"load average {os.getloadavg()[0]:.1f} (2 cores)")
     msgs = texts(args.n)
     if not args.skip_in_process:
         in_process(msgs[: args.sample])

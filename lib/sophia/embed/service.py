@@ -98,6 +98,8 @@ class Service:
         self.copied_total = 0
         self.requests = 0
         self.last_error: str | None = None
+        self._batch_count = 0
+        self._last_progress_log = 0.0
 
         from .model import Encoder
 
@@ -138,20 +140,22 @@ class Service:
                     continue
                 self.nudge.clear()
                 self.indexing = True
+                self._batch_count, self._last_progress_log = 0, time.monotonic()
                 t0 = time.perf_counter()
                 try:
                     gone = vectors.delete_orphans(conn)
                     conn.commit()
                     done = indexer.sync(
                         conn, self._bulk_encode, MODEL_NAME,
-                        batch_size=self.cfg.batch_size, stop=self.stop.is_set, on_progress=lambda n: self._touch(),
+                        batch_size=self.cfg.batch_size, stop=self.stop.is_set, on_progress=self._progress,
                     )
                     self.embedded_total += done["embedded"]
                     self.copied_total += done["copied"]
                     if done["embedded"] or done["copied"] or gone:
                         dt = time.perf_counter() - t0
                         rate = done["embedded"] / dt if dt > 0 else 0.0
-                        log(f"indexed: {done['embedded']} embedded ({rate:.0f}/s), {done['copied']} reused "
+                        log(f"indexed: {done['embedded']} embedded ({rate:.0f}/s, threads chosen "
+                            f"{self.tuner.best if self.tuner else self.cfg.resolved_threads()}), {done['copied']} reused "
                             f"by hash, {gone} orphans dropped in {dt:.1f}s")
                         self._touch()
                 except Exception as exc:
@@ -172,6 +176,15 @@ class Service:
         if self.tuner is not None:
             self.tuner.done(sum(map(len, texts)), time.perf_counter() - t0)
         return out
+
+    def _progress(self, n: int) -> None:
+        self._touch()
+        self._batch_count += n
+        now = time.monotonic()
+        if now - self._last_progress_log >= 30.0:
+            threads = self.tuner.current if self.tuner else self.cfg.resolved_threads()
+            log(f"indexing: {self._batch_count} embedded so far this pass ({threads} threads)")
+            self._last_progress_log = now
 
     def _touch(self) -> None:
         self.last_activity = time.monotonic()
