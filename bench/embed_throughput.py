@@ -37,6 +37,15 @@ def python_pass_ms(runs: int = 10) -> float:
     return statistics.median(ts) * 1000
 
 
+def service_cpu_seconds(pid: int) -> float:
+    """utime + stime of the service process (all threads), from /proc."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def texts(n: int) -> list[str]:
     from locomo_dense import DATA, load
 
@@ -85,10 +94,13 @@ def end_to_end(msgs: list[str]) -> None:
             assert client.wait_embedded(home, 900), "embedding did not finish"
             total = time.perf_counter() - t0
             st = client.status(home) or {}
+            cpu = service_cpu_seconds(int(st.get("pid") or 0))
             print(f"end to end: {len(msgs)} messages embedded in {total:.1f}s from a cold start "
                   f"(service warm after {warm:.1f}s; {len(msgs) / (total - warm):.0f} msg/s once warm); "
                   f"embedded {st.get('embedded')}, pending {st.get('pending')}, "
-                  f"batch {st.get('batch_size', 'config')}")
+                  f"batch {st.get('batch_size', 'config')}, threads {st.get('threads')}; service CPU time "
+                  f"{cpu:.0f}s ({1000 * cpu / len(msgs):.0f} CPU-ms per message, load-independent-ish), "
+                  f"RSS {st.get('rss_mb')} MB")
             t = time.perf_counter()
             hits = client.search("adopting a dog", 10, home=home, timeout=5)
             print(f"warm search over {len(msgs)} vectors: {1000 * (time.perf_counter() - t):.1f} ms, "

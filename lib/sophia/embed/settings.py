@@ -24,7 +24,7 @@ class EmbedSettings:
     provider: str = "local"
     backend: str = "auto"
     idle_seconds: float = 900.0
-    batch_size: int = 64
+    batch_size: int = 32
     threads: int = 0  # 0: auto, the service measures 1..min(2, cpu count) threads and keeps the fastest
 
     @property
