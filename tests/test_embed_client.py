@@ -23,7 +23,7 @@ def test_client_returns_none_fast_when_nothing_runs(sophia_home: Path) -> None:
     assert client.embed(["x"], home=sophia_home, start=False) is None
     assert client.is_warm(sophia_home) is False
     assert client.status(sophia_home) is None
-    assert time.monotonic() - t0 < 0.2
+    assert time.monotonic() - t0 < 0.5  # generous: the machine is shared; a wait would be seconds
     assert not protocol.spawn_marker_path(sophia_home).exists()  # start=False spawned nothing
 
 
@@ -52,10 +52,10 @@ def test_client_never_blocks_past_timeout_on_a_silent_server(sophia_home: Path) 
             t0 = time.monotonic()
             assert client.search("q", 3, home=sophia_home, timeout=timeout) is None
             elapsed = time.monotonic() - t0
-            assert timeout * 0.9 <= elapsed < timeout + 0.15, elapsed
+            assert timeout * 0.9 <= elapsed < timeout + 0.3, elapsed
         t0 = time.monotonic()
         assert client.is_warm(sophia_home, timeout=0.1) is False
-        assert time.monotonic() - t0 < 0.25
+        assert time.monotonic() - t0 < 0.4
         # a slow service is not a dead one: no spawn
         assert not protocol.spawn_marker_path(sophia_home).exists()
     finally:
@@ -77,7 +77,7 @@ def test_stale_socket_reads_as_not_warm(sophia_home: Path) -> None:
     assert client.is_warm(sophia_home) is False
     assert client.service_pid(sophia_home) is None
     assert client.search("q", 3, home=sophia_home, start=False) is None
-    assert time.monotonic() - t0 < 0.1
+    assert time.monotonic() - t0 < 0.5
 
 
 def test_provider_none_disables_everything(sophia_home: Path) -> None:

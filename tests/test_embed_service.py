@@ -64,7 +64,7 @@ def test_service_lifecycle(home: Path) -> None:
     # not warm: the client answers None within its timeout and starts the service...
     t0 = time.monotonic()
     assert client.search("dog", 2, home=home) is None
-    assert time.monotonic() - t0 < 0.2
+    assert time.monotonic() - t0 < 1.0  # includes spawning the service; loading the model takes 10+ s
     # ...while two more services are launched at the same moment: the flock lets exactly one live
     env = {**os.environ, "PYTHONPATH": str(Path(client.__file__).resolve().parents[2])}
     with open(protocol.log_path(home), "a") as logf:
