@@ -238,3 +238,23 @@ def test_thread_tuner_keeps_the_faster_setting_and_reprobes() -> None:
         t.done(1000, 1000 / speed[n])
     assert t.best == 2
     assert ThreadTuner(1).next() == 1
+
+
+def test_missing_sentence_transformers_disables_the_tier_with_a_one_line_note(
+        sophia_home: Path, s3_env: dict[str, str]) -> None:
+    """A service started by a Python without the extra (-S: no site-packages) says what to install."""
+    import subprocess
+    import sys
+
+    from conftest import run_s3
+
+    r = subprocess.run([sys.executable, "-S", "-m", "sophia.embed.service", "--home", str(sophia_home)],
+                       env=s3_env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 3
+    note = client.unavailable_reason(sophia_home)
+    assert note and "pip install 'sophia-system3[embeddings]'" in note and "\n" not in note
+    assert "Traceback" not in r.stderr
+    assert not protocol.pid_path(sophia_home).exists() and not protocol.sock_path(sophia_home).exists()
+    assert client.ensure_started(sophia_home) is None  # not retried on every recall
+    d = json.loads(run_s3(["embed", "status", "--json"], s3_env).stdout)
+    assert d["warm"] is False and "sophia-system3[embeddings]" in d["unavailable"]
