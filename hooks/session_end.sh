@@ -9,20 +9,6 @@ set -euo pipefail
 _here=${BASH_SOURCE[0]}
 [[ $_here == */* ]] || _here=./$_here
 _here=${_here%/*}
-if [[ -r $_here/lib/common.sh ]]; then
-  # shellcheck source=/dev/null
-  . "$_here/lib/common.sh"
-else # minimal fallback while hooks/lib/common.sh is not installed
-  umask 077
-  [[ ${SOPHIA_HOOK_GUARD:-} == 1 ]] && exit 0
-  trap 'exit 0' EXIT
-  SOPHIA_HOME=${SOPHIA_HOME:-$HOME/.sophia}
-  SOPHIA_LIB=$_here/../lib
-  sophia_py_file() {
-    local py=${SOPHIA_PYTHON:-$SOPHIA_HOME/venv/bin/python} f=$1
-    [[ -x $py ]] || py=python3
-    shift
-    "$py" -I -S "$SOPHIA_LIB/$f" "$@"
-  }
-fi
+# shellcheck source=hooks/lib/common.sh
+. "$_here/lib/common.sh" 2>/dev/null || { echo "sophia ${BASH_SOURCE[0]##*/}: hooks/lib/common.sh is missing; reinstall the kit" >&2; exit 0; }
 sophia_py_file sophia/hooks/launch.py session_end

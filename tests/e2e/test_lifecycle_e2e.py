@@ -126,7 +126,10 @@ def test_reflection_on_session_end_runs_once_and_never_recurses(run: ClaudeRun) 
     cfg["reflection_trigger"] = "on_session_end"
     cfg_path.write_text(json.dumps(cfg))
     run.extra_env["SOPHIA_CLAUDE_BIN"] = str(run.binary)
-    run.extra_env["SOPHIA_S3"] = str(run.home / "no-s3-here")
+    s3 = run.home / "s3-wrapper"
+    s3.write_text(f"#!/bin/sh\nPYTHONPATH={REPO / 'lib'} exec {sys.executable} -m sophia.cli.entry \"$@\"\n")
+    s3.chmod(0o755)
+    run.extra_env["SOPHIA_S3"] = str(s3)
 
     def reflect_write(body: dict[str, Any]) -> dict[str, Any]:
         text = request_text(body)
@@ -134,7 +137,10 @@ def test_reflection_on_session_end_runs_once_and_never_recurses(run: ClaudeRun) 
         if not m:
             return {"text": "No reflection asked."}
         result = {"task_id": m.group(2), "agent_type": "s3-reflection", "status": "complete",
-                  "result": {"heuristics": [], "episodes": [], "note": "e2e"}}
+                  "result": {"episodes_analyzed": [], "heuristics": [{
+                      "trigger_concept": "Lab notes", "rule_content": "Write lab results to a file before summarising",
+                      "confidence": 0.7, "source_episodes": []}],
+                      "capability_updates": [], "knowledge_gaps_identified": []}}
         return {"tool_use": [{"name": "Write", "input": {"file_path": m.group(1), "content": json.dumps(result)}}]}
 
     server = ScriptedModel(session_one_script() + [reflect_write, {"text": "Reflection written."}]).start()
@@ -149,7 +155,9 @@ def test_reflection_on_session_end_runs_once_and_never_recurses(run: ClaudeRun) 
                 break
             time.sleep(0.2)
         text = log.read_text() if log.exists() else ""
-        assert "reflection: finished (result left unapplied)" in text, text
+        assert "reflection: finished (applied)" in text, text
+        rules = json.loads((home / "semantic_rules.json").read_text())
+        assert [r["rule_content"] for r in rules] == ["Write lab results to a file before summarising"]
         time.sleep(1.0)  # anything recursive would show up now
         requests = list(server.main_requests)
     finally:

@@ -25,6 +25,7 @@ def _register() -> None:
     from . import (  # noqa: F401
         cmd_apply,
         cmd_core,
+        cmd_embed,
         cmd_guardian,
         cmd_memory,
         cmd_reflect,

@@ -43,7 +43,10 @@ def find_claude() -> str | None:
 
 
 def find_s3(home: Path) -> str | None:
-    for cand in (os.environ.get("SOPHIA_S3"), str(home / "venv" / "bin" / "s3"),
+    explicit = os.environ.get("SOPHIA_S3")
+    if explicit:  # an explicit choice is final, even when it names nothing runnable
+        return explicit if os.access(explicit, os.X_OK) else None
+    for cand in (str(home / "venv" / "bin" / "s3"),
                  str(KIT_ROOT / ".venv" / "bin" / "s3")):
         if cand and os.access(cand, os.X_OK):
             return cand
