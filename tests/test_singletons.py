@@ -66,3 +66,58 @@ def test_detached_reflection_never_multiplies(sophia_home: Path, tmp_path: Path,
     assert len(calls.read_text().split()) == 1, "more than one reflection ran claude"
     assert not (sophia_home / "run" / "reflection.pid").exists()
 
+
+
+def test_embedding_spawn_storm_starts_one_service_and_a_killed_one_blocks_nothing(sophia_home: Path) -> None:
+    """Eight hooks asking for recall at once (service cold) start one embedding service, not eight; a
+    SIGKILLed service leaves no lock behind: the next one starts at once."""
+    import json
+    import signal
+    import subprocess
+    import sys
+
+    pytest.importorskip("sophia.embed.client", reason="the embedding service is not merged yet")
+    from embed_helpers import kill_services, service_pids
+    from sophia.embed import client, protocol
+
+    sophia_home.mkdir(parents=True, mode=0o700)
+    (sophia_home / "config.json").write_text(json.dumps({"embedding_provider": "local",
+                                                         "embedding_idle_seconds": 30}))
+    try:
+        barrier = threading.Barrier(8)
+        answers: list[object] = []
+
+        def ask() -> None:
+            barrier.wait()
+            answers.append(client.search("anything", 3, home=sophia_home, timeout=0.5))
+
+        threads = [threading.Thread(target=ask) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert answers == [None] * 8  # cold: every caller answered at once, from the keyword tier
+        deadline = time.monotonic() + 10
+        while not service_pids(sophia_home) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(1.0)
+        assert len(service_pids(sophia_home)) == 1, service_pids(sophia_home)
+
+        victim = service_pids(sophia_home)[0]
+        os.kill(victim, signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while victim in service_pids(sophia_home) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        env = {**os.environ, "PYTHONPATH": str(Path(client.__file__).resolve().parents[2])}
+        with open(protocol.log_path(sophia_home), "a") as logf:
+            proc = subprocess.Popen([sys.executable, "-m", "sophia.embed.service", "--home", str(sophia_home)],
+                                    env=env, stdout=logf, stderr=logf)
+        deadline = time.monotonic() + 20
+        log = protocol.log_path(sophia_home)
+        while log.read_text().count("starting for") < 2 and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.1)
+        assert log.read_text().count("starting for") == 2, log.read_text()[-2000:]
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0
+    finally:
+        kill_services(sophia_home)
