@@ -277,15 +277,28 @@ def check_acked(home: Path, acked: dict[str, list[str]], attempted_counters: dic
     if acked["index"]:
         import sqlite3
 
-        con = sqlite3.connect(paths.index_db_path(home))
         try:
-            have = {r[0] for r in con.execute("SELECT id FROM items")}
+            have = index_ids(paths.index_db_path(home))
         except sqlite3.Error as exc:
             report.losses.append(f"index unreadable: {exc}")
             have = set()
-        finally:
-            con.close()
         report.losses.extend(f"index item {i}" for i in acked["index"] if i not in have)
+
+
+def index_ids(db: Path) -> set[str]:
+    """Every item id in the SQLite index (the table holding items: an ``id`` and a ``type`` column)."""
+    import sqlite3
+
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        for t in (["items"] if "items" in tables else []) + tables:
+            cols = {r[1] for r in con.execute(f'PRAGMA table_info("{t}")')}
+            if {"id", "type"} <= cols:
+                return {str(r[0]) for r in con.execute(f'SELECT id FROM "{t}"')}
+        return set()
+    finally:
+        con.close()
 
 
 def lock_wait(home: Path) -> float:

@@ -100,3 +100,53 @@ def test_unexpected_error_is_one_line(s3_env: dict[str, str], sophia_home: Path)
         assert "Traceback" not in r.stderr + r.stdout, (args, r.stderr)
         assert len([ln for ln in r.stderr.splitlines() if ln.strip()]) <= 2, (args, r.stderr)
     os.unlink(sophia_home)
+
+
+@pytest.mark.parametrize("damage", ["deleted", "truncated", "garbage", "empty", "wrong_schema"])
+def test_lost_or_broken_index_is_rebuilt_with_nothing_missing(damage: str, s3_env: dict[str, str],
+                                                              sophia_home: Path) -> None:
+    """index.db is derived: whatever happens to it, `s3 doctor --repair` rebuilds it from the files."""
+    pytest.importorskip("sophia.index.rebuild", reason="the SQLite index (recall branch) is not merged yet")
+    import sqlite3
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from bench.stress import index_ids
+    from sophia.index.rebuild import rebuild
+
+    from sophia.episode_store import upsert_episode
+
+    assert run_s3(["init"], s3_env).returncode == 0
+    for i in range(5):
+        assert run_s3(["learn", f"rule number {i}: prefer {['tabs', 'pins', 'locks', 'tests', 'logs'][i]}"],
+                      s3_env).returncode == 0
+        upsert_episode({"id": f"ep_{i}", "session_id": f"s{i}", "started_at": "2025-01-01T00:00:00Z",
+                        "ended_at": "2025-01-01T00:10:00Z", "goal_summary": f"task {i} about caching"})
+    rebuild()
+    db = sophia_home / "index.db"
+    want = index_ids(db)
+    assert len(want) >= 10, want
+    for side in (db.with_name("index.db-wal"), db.with_name("index.db-shm")):
+        side.unlink(missing_ok=True)
+    if damage == "deleted":
+        db.unlink()
+    elif damage == "truncated":
+        db.write_bytes(db.read_bytes()[:1000])
+    elif damage == "garbage":
+        raw = bytearray(db.read_bytes())
+        raw[100:4000] = os.urandom(3900)
+        db.write_bytes(bytes(raw))
+    elif damage == "empty":
+        db.write_bytes(b"")
+    else:
+        db.unlink()
+        con = sqlite3.connect(db)
+        con.execute("CREATE TABLE items (something_else TEXT)")
+        con.commit()
+        con.close()
+    r = run_s3(["doctor", "--repair"], s3_env)
+    assert "Traceback" not in r.stdout + r.stderr, r.stderr
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert index_ids(db) == want
+    r = run_s3(["status"], s3_env)
+    assert r.returncode == 0, r.stderr
