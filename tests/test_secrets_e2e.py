@@ -123,10 +123,16 @@ def test_hook_capture_paths_never_store_a_secret_but_commit_the_episode(s3_env: 
                            capture_output=True, timeout=60, cwd=cwd)
         assert r.returncode in ((0, 2) if hook == "guardian_tier1" else (0,)), (hook, r.returncode, r.stderr)
         assert "Traceback" not in r.stderr, (hook, r.stderr)
-    if _cli_has("ingest", s3_env):
-        r = run_s3(["ingest", str(transcript)], s3_env)
+    if _cli_has("ingest", s3_env):  # a conversation full of secrets, ingested into memory and the index
+        conv = tmp_path / "conversation.jsonl"
+        conv.write_text("".join(json.dumps({"id": f"c{i}", "session": "chat-1", "speaker": "user" if i % 2 else "bot",
+                                            "text": e["text"], "timestamp": f"2025-05-01T10:{i % 60:02d}:00Z"}) + "\n"
+                                for i, e in enumerate(CORPUS)))
+        r = run_s3(["ingest", str(conv), "--source", "secrets-chat"], s3_env)
         assert r.returncode == 0, r.stderr
+        assert any(p.name.startswith("secrets-chat") for p in (sophia_home / "memory" / "conversations").iterdir())
     _wait_for_detached_work(sophia_home)
+    _stop_embed_service(sophia_home)
     files, findings = scan(sophia_home, SECRETS)
     assert findings == [], "secrets reached disk:\n" + "\n".join(findings[:30])
     idx = json.loads((sophia_home / "episodes" / "index.json").read_text())
@@ -135,6 +141,22 @@ def test_hook_capture_paths_never_store_a_secret_but_commit_the_episode(s3_env: 
     assert any(s.startswith("buffers/") for s in stored), sorted(stored)  # the action buffer was scanned too
     if _is_real("guardian_tier1"):  # the denied `rm -rf /` commands were logged (redacted), and scanned
         assert any("guardian" in s for s in stored), sorted(stored)
+
+
+def _is_embed_service(pid: str) -> bool:
+    try:
+        return b"sophia.embed.service" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+
+
+def _stop_embed_service(home: Path) -> None:
+    """The embedding service (started by recall/ingest) lives until idle: stop it before scanning."""
+    try:
+        from embed_helpers import kill_services
+    except ImportError:
+        return
+    kill_services(home)
 
 
 def _wait_for_detached_work(home: Path, timeout: float = 30.0) -> None:
@@ -152,7 +174,7 @@ def _wait_for_detached_work(home: Path, timeout: float = 30.0) -> None:
                 env = Path(f"/proc/{e}/environ").read_bytes()
             except OSError:
                 continue
-            if f"SOPHIA_HOME={home}".encode() + b"\0" in env:
+            if f"SOPHIA_HOME={home}".encode() + b"\0" in env and not _is_embed_service(e):
                 busy = True
                 break
         if not busy:
