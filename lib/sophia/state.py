@@ -210,9 +210,17 @@ def _check_file(sf: StateFile | None, p: Path, model: type[BaseModel] | None = N
 
 def check_tree(home: Path | None = None) -> list[Problem]:
     h = home or paths.sophia_home()
-    problems: list[Problem] = []
     if not h.is_dir():
         return [Problem(h, "missing: run `s3 init`")]
+    problems = _check_state_files(h)
+    for checker in _extra_checkers:
+        problems.extend(checker(h, False))
+    return problems
+
+
+def _check_state_files(h: Path) -> list[Problem]:
+    """The JSON state files only (registered checkers repair their own stores)."""
+    problems: list[Problem] = []
     for sf in state_files(h):
         prob = _check_file(sf, sf.path(h))
         if prob:
@@ -229,8 +237,6 @@ def check_tree(home: Path | None = None) -> list[Problem]:
             prob = _check_file(None, p, Episode)
             if prob:
                 problems.append(prob)
-    for checker in _extra_checkers:
-        problems.extend(checker(h, False))
     return problems
 
 
@@ -263,7 +269,7 @@ def repair_tree(home: Path | None = None) -> list[Problem]:
         init_tree(h)
     fixed: list[Problem] = []
     by_path = {sf.path(h): sf for sf in state_files(h)}
-    for prob in check_tree(h):
+    for prob in _check_state_files(h):
         p = prob.path
         sf = by_path.get(p)
         with locked(p):

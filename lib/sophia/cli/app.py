@@ -22,7 +22,7 @@ app = typer.Typer(
 
 
 def _register() -> None:
-    from . import cmd_core  # noqa: F401
+    from . import cmd_bench, cmd_core, cmd_recall  # noqa: F401
 
 
 _register()
