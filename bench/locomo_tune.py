@@ -82,7 +82,7 @@ def semantic_hits(prepared: list[dict[str, Any]]) -> dict[tuple[int, int], list[
 
 
 def evaluate(prepared: list[dict[str, Any]], knobs: Any, sem: dict[Any, Any] | None) -> dict[str, Any]:
-    per_q = []
+    per_q: list[dict[str, Any]] = []
     for si, pr in enumerate(prepared):
         for qi, (q, ev) in enumerate(pr["qs"]):
             hits = sem.get((si, qi)) if sem is not None else None
@@ -90,6 +90,12 @@ def evaluate(prepared: list[dict[str, Any]], knobs: Any, sem: dict[Any, Any] | N
                          use_semantic=False)
             slots = ranked_slots(res)
             per_q.append({"category": int(q["category"]), "recall": {k: recall_at(slots, ev, k) for k in KS}})
+        if os.environ.get("PER_SAMPLE"):
+            mine = [q for q in per_q if q.get("sample") is None]
+            for q in mine:
+                q["sample"] = si
+            r = summarize(mine, KS)["recall"]["all"]
+            print(f"   sample {pr['sample']['sample_id']}: R@10 {r['R@10']:.1f} R@25 {r['R@25']:.1f}", flush=True)
     return summarize(per_q, KS)
 
 

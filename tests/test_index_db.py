@@ -16,6 +16,12 @@ from sophia.episode_store import upsert_episode
 from sophia.index import db, rebuild, store
 
 
+@pytest.fixture(autouse=True)
+def no_semantic(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keyword tier only: no test here starts an embedding service (fusion is tested with given hits)."""
+    monkeypatch.setenv("SOPHIA_RECALL_SEMANTIC", "0")
+
+
 def _item(i: str, text: str, **kw):  # type: ignore[no-untyped-def]
     return {"id": i, "type": kw.pop("type", "fact"), "text": text, **kw}
 

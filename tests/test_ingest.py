@@ -7,6 +7,7 @@ import os
 import stat
 from pathlib import Path
 
+import pytest
 from tests.conftest import run_s3
 
 from sophia import paths
@@ -15,6 +16,13 @@ from sophia.index.search import search
 from sophia.ingest.core import conversation_path, ingest_file, read_conversation
 from sophia.ingest.formats import parse_locomo_time
 from sophia.ingest.memcell import Boundaries, segment
+
+
+@pytest.fixture(autouse=True)
+def no_semantic(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keyword tier only: no test here starts an embedding service (fusion is tested with given hits)."""
+    monkeypatch.setenv("SOPHIA_RECALL_SEMANTIC", "0")
+
 
 DEV = Path("/work/shared/data/locomo/locomo_dev.json")
 
@@ -77,7 +85,8 @@ def test_ingest_jsonl_merges_by_id(tmp_path: Path, sophia_home: Path) -> None:
     res = ingest_file(f, "jsonl", home=sophia_home, nudge=False)
     assert res["turns"] == 4
     conn = db.connect(sophia_home)
-    assert [r["id"] for r in search(conn, "roses")] == ["turn:chat:m1"]
+    assert search(conn, "roses")[0]["id"] == "turn:chat:m1"
+    assert "garden" not in search(conn, "roses")[0]["text"]
     assert conn.execute("SELECT count(*) FROM items").fetchone()[0] == 4
     seqs = conn.execute("SELECT id, seq FROM items ORDER BY seq").fetchall()
     assert [s for _, s in seqs] == [0, 1, 2, 3]

@@ -12,6 +12,12 @@ from sophia import paths
 from sophia.index import db, store
 
 
+@pytest.fixture(autouse=True)
+def no_semantic(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keyword tier only: no test here starts an embedding service (fusion is tested with given hits)."""
+    monkeypatch.setenv("SOPHIA_RECALL_SEMANTIC", "0")
+
+
 @pytest.fixture
 def filled(sophia_home: Path) -> Path:
     conn = db.connect(sophia_home)

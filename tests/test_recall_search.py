@@ -11,6 +11,12 @@ from sophia.index import db, store
 from sophia.index.search import QueryError, recall, search, with_knobs
 
 
+@pytest.fixture(autouse=True)
+def no_semantic(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keyword tier only: no test here starts an embedding service (fusion is tested with given hits)."""
+    monkeypatch.setenv("SOPHIA_RECALL_SEMANTIC", "0")
+
+
 def _it(i: str, text: str, **kw: Any) -> dict[str, Any]:
     return {"id": i, "type": kw.pop("type", "fact"), "text": text, **kw}
 
@@ -192,3 +198,35 @@ def test_limit_and_bounded_candidates(conn) -> None:  # type: ignore[no-untyped-
     res = search(conn, "common rare3", limit=50, knobs=knobs)
     # 'common' is in every item: candidates come from 'rare3' only
     assert {r["id"] for r in res} == {f"fact_{i}" for i in range(300) if i % 7 == 3}
+
+
+def test_neighbours_that_matched_weakly_are_raised(conn) -> None:  # type: ignore[no-untyped-def]
+    _conversation(conn)
+    hit, weak = "turn:c:2", "turn:c:4"  # 'ok I will' ... make 4 match weakly
+    store.upsert_items(conn, [_it(weak, "ok I will eat food later", type="turn", source_ids=["D1:4"],
+                                  memcell_id="mc:c:0", seq=4, meta={"source": "c"})])
+    res = {r["id"]: r["score"] for r in search(conn, "Lisbon food pastel", knobs=with_knobs(neighbours=2))}
+    assert max(res, key=lambda k: res[k]) == hit
+    assert res[weak] == pytest.approx(0.6 * res[hit])  # raised from its own (lower) score
+    low = {r["id"]: r["score"] for r in search(conn, "Lisbon food pastel",
+                                               knobs=with_knobs(neighbours=2, neighbour_raise=0))}
+    assert low[weak] < 0.6 * low[hit]
+
+
+def test_semantic_tier_can_be_switched_off(conn, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    import sys
+    import types
+
+    calls: list[str] = []
+    fake = types.ModuleType("sophia.embed.client")
+    fake.search = lambda q, k, **kw: calls.append(q) or [("fact_2", 0.9)]  # type: ignore[attr-defined]
+    pkg = types.ModuleType("sophia.embed")
+    pkg.client = fake  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "sophia.embed", pkg)
+    monkeypatch.setitem(sys.modules, "sophia.embed.client", fake)
+    store.upsert_items(conn, [_it("fact_1", "the sofa is blue"), _it("fact_2", "a couch in azure")])
+    assert ids(search(conn, "blue sofa")) == ["fact_1"] and calls == []  # SOPHIA_RECALL_SEMANTIC=0
+    monkeypatch.setenv("SOPHIA_RECALL_SEMANTIC", "1")
+    assert set(ids(search(conn, "blue sofa"))) == {"fact_1", "fact_2"} and calls == ["blue sofa"]
+    fake.search = lambda q, k, **kw: None  # type: ignore[attr-defined]  # not warm: keyword tier at once
+    assert ids(search(conn, "blue sofa")) == ["fact_1"]

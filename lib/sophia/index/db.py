@@ -46,7 +46,7 @@ def m001_items(conn: sqlite3.Connection) -> None:
             meta TEXT NOT NULL DEFAULT '{}',
             source TEXT,
             seq INTEGER,
-            item_hash TEXT NOT NULL
+            item_hash TEXT NOT NULL DEFAULT ''
         )""")
     conn.execute("CREATE INDEX items_type ON items(type)")
     conn.execute("CREATE INDEX items_memcell ON items(memcell_id, seq)")
@@ -104,6 +104,7 @@ def m003_vectors(conn: sqlite3.Connection) -> None:
             dim INTEGER NOT NULL,
             vec BLOB NOT NULL
         )""")
+    conn.execute("CREATE INDEX vectors_hash ON vectors(content_hash, model)")
 
 
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [m001_items, m002_links, m003_vectors]

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import sqlite3
 from collections import Counter
 from datetime import datetime
@@ -48,9 +49,11 @@ class Knobs:
     max_df_floor: int = 1000  # ... unless they are in fewer items than this (small stores: use all)
     candidates: int = 400  # FTS5 candidates rescored per query
     # expansion
-    neighbours: int = 0  # turns on each side of a hit, same MemCell
-    neighbour_hits: int = 0  # how many top hits get neighbours
-    neighbour_decay: float = 0.5
+    neighbours: int = 2  # turns on each side of a hit, same MemCell
+    neighbour_hits: int = 20  # how many top hits get neighbours
+    neighbour_decay: float = 0.6
+    neighbour_raise: int = 1  # 1: a neighbour that matched on its own is raised to parent * decay too
+    neighbour_step: float = 1.0  # further factor per extra turn of distance
     scene_hits: int = 3
     scene_max: int = 3
     scene_decay: float = 0.4
@@ -60,7 +63,7 @@ class Knobs:
     # fusion with the semantic tier
     semantic_weight: float = 0.5
     semantic_k: int = 100
-    semantic_floor: float = 0.1
+    semantic_floor: float = 0.2
     # item adjustments
     prospective_penalty: float = 0.5
     trivial_factor: float = 0.5
@@ -157,8 +160,7 @@ def _stats(conn: sqlite3.Connection) -> tuple[int, float]:
 def keyword_scores(conn: sqlite3.Connection, terms: list[str], flt: _Filters, knobs: Knobs
                    ) -> dict[str, tuple[float, dict[str, Any]]]:
     """BM25 over FTS5 candidates: {item id: (raw bm25, row)}."""
-    qtf = Counter(terms)
-    uniq = list(qtf)[:MAX_QUERY_TERMS]
+    uniq = list(dict.fromkeys(terms))[:MAX_QUERY_TERMS]
     n, avgdl = _stats(conn)
     if not uniq or n == 0:
         return {}
@@ -249,6 +251,11 @@ def adjust(score: float, row: dict[str, Any], as_of: datetime, knobs: Knobs) -> 
 
 
 def _semantic(query: str, k: int, home: Path | None, types: list[str] | None) -> list[tuple[str, float]] | None:
+    """The semantic tier's hits, or None when it is not warm (then recall is keyword-only).
+
+    ``SOPHIA_RECALL_SEMANTIC=0`` skips it (tests, keyword-tier measurements)."""
+    if os.environ.get("SOPHIA_RECALL_SEMANTIC", "1") == "0":
+        return None
     try:
         from ..embed import client
     except Exception:
@@ -280,6 +287,7 @@ def _expand(conn: sqlite3.Connection, ranked: list[tuple[str, float]], rows: dic
     extra: dict[str, float] = {}
     want: list[tuple[str, float]] = []
     base = set(rows)
+    raised: dict[str, float] = {}
 
     def offer(iid: str, s: float) -> None:
         if iid in base:
@@ -293,11 +301,14 @@ def _expand(conn: sqlite3.Connection, ranked: list[tuple[str, float]], rows: dic
             if r.get("seq") is None or not r.get("source"):
                 continue
             lo, hi = r["seq"] - knobs.neighbours, r["seq"] + knobs.neighbours
-            for nid, mc in conn.execute(
-                    "SELECT id, memcell_id FROM items WHERE source = ? AND seq BETWEEN ? AND ? AND id != ?",
+            for nid, mc, seq in conn.execute(
+                    "SELECT id, memcell_id, seq FROM items WHERE source = ? AND seq BETWEEN ? AND ? AND id != ?",
                     (r["source"], lo, hi, iid)):
                 if mc == r.get("memcell_id"):
-                    want.append((nid, s * knobs.neighbour_decay))
+                    v = s * knobs.neighbour_decay * knobs.neighbour_step ** (abs(seq - r["seq"]) - 1)
+                    if nid in base and knobs.neighbour_raise:
+                        raised[nid] = max(raised.get(nid, 0.0), v)
+                    want.append((nid, v))
     if knobs.scene_hits > 0:
         scenes_seen: set[str] = set()
         for iid, s in ranked[: knobs.scene_hits]:
@@ -321,6 +332,11 @@ def _expand(conn: sqlite3.Connection, ranked: list[tuple[str, float]], rows: dic
                     break
             if linked >= knobs.link_max:
                 break
+    current = dict(ranked)
+    for nid, v in raised.items():
+        if v > current.get(nid, 0.0):
+            extra[nid] = v
+    want = [(w, v) for w, v in want if w not in base]
     if not want:
         return extra
     fetched = _fetch(conn, list({w for w, _ in want}), flt)
@@ -374,7 +390,7 @@ def search(conn: sqlite3.Connection, query: str, *, limit: int = 10, types: list
     ranked = sorted(scored.items(), key=lambda kv: (-kv[1], kv[0]))
     extra = _expand(conn, ranked, rows, flt, knobs)
     for iid, s in extra.items():
-        scored[iid] = adjust(s, rows[iid], at, knobs)
+        scored[iid] = adjust(s, rows[iid], at, knobs) if iid not in fused else max(scored[iid], s)
     final = sorted(scored.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
     return [_public(rows[iid], s) for iid, s in final]
 
