@@ -203,3 +203,26 @@ def test_doctor_cli_reports_the_index(s3_env: dict[str, str], sophia_home: Path)
     assert r.returncode == 0, r.stdout + r.stderr
     r = run_s3(["recall", "tea", "--json"], s3_env)
     assert len(json.loads(r.stdout)["results"]) == 5
+
+
+def test_index_api_runs_without_site_packages(sophia_home: Path) -> None:
+    """Hooks call the index with ``python -I -S``: standard library only."""
+    import subprocess
+    import sys
+
+    lib = Path(__file__).resolve().parents[1] / "lib"
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1])\n"
+        "from pathlib import Path\n"
+        "from sophia.index import db, store, search, rebuild\n"
+        "from sophia.ingest import core\n"
+        "h = Path(sys.argv[2])\n"
+        "c = db.connect(h)\n"
+        "store.upsert_items(c, [{'id': 'fact_1', 'type': 'fact', 'text': 'hooks use the standard library'}])\n"
+        "print([r['id'] for r in search.recall('standard library', home=h)])\n"
+        "print(sorted(m for m in ('typer', 'rich', 'pydantic', 'numpy', 'torch') if m in sys.modules))\n"
+    )
+    r = subprocess.run([sys.executable, "-I", "-S", "-c", code, str(lib), str(sophia_home)],
+                       capture_output=True, text=True, timeout=60, env={"SOPHIA_RECALL_SEMANTIC": "0"})
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split("\n")[:2] == ["['fact_1']", "[]"]

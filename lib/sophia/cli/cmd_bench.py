@@ -21,13 +21,17 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JS
 def locomo(
     file: Annotated[Path, typer.Argument(help="A LoCoMo file (one sample or a list).")],
     k: Annotated[str, typer.Option("--k", help="Cut-offs, comma-separated.")] = "5,10,25,50",
+    semantic: Annotated[bool, typer.Option("--semantic/--keyword", help="Fuse the semantic tier: starts the "
+                                           "embedding service for each temp home and waits until every "
+                                           "turn is embedded (slow); --keyword measures the keyword tier "
+                                           "alone.")] = False,
     json_out: JsonOpt = False,
 ) -> None:
     """Turn-level evidence recall at k: each sample is ingested into a fresh temp SOPHIA_HOME, every
     question with evidence is asked, and source ids are counted in rank order (deduplicated; an
     item without source ids takes one slot). Prints per category, overall (all and 1-4), ingest
     and query time."""
-    from ..evaluation.locomo import run
+    from ..evaluation.locomo import run, service_semantic
 
     try:
         ks = sorted({int(x) for x in k.split(",") if x.strip()})
@@ -49,7 +53,15 @@ def locomo(
             def cb(done: int, total: int, label: str) -> None:
                 prog.update(task, completed=done, total=total, description=label)
 
-            result = run(file, ks, progress=cb)
+            sem = None
+            if semantic:
+                try:
+                    sem = service_semantic()
+                except ImportError:
+                    fail("--semantic needs the semantic tier (sophia.embed and the [embeddings] extra)")
+            result = run(file, ks, progress=cb, semantic=sem)
+    except RuntimeError as exc:
+        fail(str(exc))
     except (ValueError, KeyError, TypeError, OSError) as exc:
         fail(f"{file}: not a LoCoMo file ({exc})")
     if json_out:
@@ -67,6 +79,7 @@ def _render(result: dict[str, Any], ks: list[int]) -> None:
         t.add_row(g, str(row["questions"]), *[f"{row[f'R@{k}']:.1f}" for k in ks])
     c = Console()
     c.print(t)
+    c.print(f"tiers: {'keyword + semantic' if result.get('semantic') else 'keyword only'}")
     c.print(f"{result['samples']} samples, {result['turns']} turns ingested in {result['ingest_seconds']:.2f} s; "
             f"{result['questions']} questions in {result['query_seconds']:.2f} s "
             f"({result['ms_per_query']:.1f} ms per query)")

@@ -76,7 +76,7 @@ def run(path: Path, ks: list[int], *, knobs: Any = None, semantic: SemanticFn | 
     kmax = max(ks)
     want = limit or kmax
     per_q: list[dict[str, Any]] = []
-    ingest_s = query_s = 0.0
+    ingest_s = query_s = embed_s = 0.0
     n_turns = 0
     total_q = sum(1 for s in data for q in s.get("qa") or [] if q.get("evidence"))
     done = 0
@@ -94,7 +94,9 @@ def run(path: Path, ks: list[int], *, knobs: Any = None, semantic: SemanticFn | 
             n_turns += len(turns)
             turn_ids = {norm_dia(t["sid"]) or t["sid"] for t in turns}
             conn = connect(home)
+            t2 = time.perf_counter()
             sem_fn = semantic(sample.get("sample_id", str(si)), turns, home) if semantic else None
+            embed_s += time.perf_counter() - t2
             try:
                 for qa in sample.get("qa") or []:
                     ev = evidence(qa, turn_ids)
@@ -113,7 +115,48 @@ def run(path: Path, ks: list[int], *, knobs: Any = None, semantic: SemanticFn | 
                         progress(done, total_q, str(sample.get("sample_id")))
             finally:
                 conn.close()
-    return summarize(per_q, ks, ingest_s=ingest_s, query_s=query_s, turns=n_turns, samples=len(data))
+                close = getattr(sem_fn, "close", None)
+                if close:
+                    close()
+    out = summarize(per_q, ks, ingest_s=ingest_s, query_s=query_s, turns=n_turns, samples=len(data))
+    out["semantic"] = semantic is not None
+    if semantic is not None:
+        out["embed_seconds"] = round(embed_s, 2)
+    return out
+
+
+class _ServiceSearch:
+    """Semantic hits from the real embedding service of one bench home (started, warmed, filled)."""
+
+    def __init__(self, home: Path, timeout: float, wait: float):
+        from ..embed import client
+
+        self.client, self.home, self.timeout = client, home, timeout
+        client.ensure_started(home, force=True)
+        if not client.wait_warm(home, timeout=wait):
+            reason = client.unavailable_reason(home) or "it did not get warm in time"
+            raise RuntimeError(f"the embedding service is not available: {reason}")
+        client.request_embed(home)
+        if not client.wait_embedded(home, timeout=wait):
+            raise RuntimeError("the embedding service did not embed the conversation in time")
+
+    def __call__(self, query: str, k: int) -> list[tuple[str, float]]:
+        return self.client.search(query, k, home=self.home, timeout=self.timeout, start=False) or []
+
+    def close(self) -> None:
+        self.client.stop(self.home)
+
+
+def service_semantic(timeout: float = 5.0, wait: float = 900.0) -> SemanticFn:
+    """A ``semantic`` argument for :func:`run` backed by ``sophia.embed`` (raises ImportError without it)."""
+    import importlib
+
+    importlib.import_module(f"{__package__.rsplit('.', 1)[0]}.embed.client")
+
+    def factory(sample_id: str, turns: list[dict[str, Any]], home: Path) -> Callable[[str, int], list[tuple[str, float]]]:
+        return _ServiceSearch(home, timeout, wait)
+
+    return factory
 
 
 def _mean(xs: list[float]) -> float:
