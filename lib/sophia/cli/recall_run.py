@@ -40,6 +40,12 @@ def run_recall(query: str | None, *, limit: int = 10, types: list[str] | None = 
                project: str | None = None, as_of: str | None = None, queries: Path | None = None,
                json_out: bool = False, home: Path | None = None, out: TextIO | None = None) -> int:
     """Run one query or a batch file; return the exit status."""
+    from ..index import semantic
+
+    # ask the semantic tier first: the service embeds the query while we import and score keywords
+    pending = None
+    if queries is None and query and 1 <= limit <= 1000 and len(query) <= 4000:
+        pending = semantic.start(query, max(semantic.SEMANTIC_K, limit), home, types)
     from ..index.db import ITEM_TYPES, connect_for_read
     from ..index.search import DEFAULT_KNOBS, QueryError, check_query, parse_as_of, search
 
@@ -80,7 +86,7 @@ def run_recall(query: str | None, *, limit: int = 10, types: list[str] | None = 
             note = NO_TERMS
         else:
             results = search(conn, query, limit=limit, types=types, project=project, as_of=as_of, home=home,
-                             knobs=DEFAULT_KNOBS)
+                             knobs=DEFAULT_KNOBS, semantic_hits=pending)
         if json_out:
             doc: dict[str, Any] = {"query": query, "results": results}
             if note:

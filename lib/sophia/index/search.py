@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import sqlite3
 from collections import Counter
 from datetime import datetime
@@ -27,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..timeutil import iso, now, parse
+from . import semantic as _sem
 from .text import analyze
 
 MAX_QUERY_CHARS = 4000
@@ -62,7 +62,7 @@ class Knobs:
     link_decay: float = 0.5
     # fusion with the semantic tier
     semantic_weight: float = 0.5
-    semantic_k: int = 100
+    semantic_k: int = _sem.SEMANTIC_K
     semantic_floor: float = 0.2
     # item adjustments
     prospective_penalty: float = 0.5
@@ -250,22 +250,6 @@ def adjust(score: float, row: dict[str, Any], as_of: datetime, knobs: Knobs) -> 
     return score
 
 
-def _semantic(query: str, k: int, home: Path | None, types: list[str] | None) -> list[tuple[str, float]] | None:
-    """The semantic tier's hits, or None when it is not warm (then recall is keyword-only).
-
-    ``SOPHIA_RECALL_SEMANTIC=0`` skips it (tests, keyword-tier measurements)."""
-    if os.environ.get("SOPHIA_RECALL_SEMANTIC", "1") == "0":
-        return None
-    try:
-        from ..embed import client
-    except Exception:
-        return None
-    try:
-        return client.search(query, k, home=home, types=types, timeout=0.2)
-    except Exception:
-        return None
-
-
 def fuse(kw: dict[str, float], sem: dict[str, float], knobs: Knobs) -> dict[str, float]:
     """Weighted score fusion: keyword scores / max + w * rescaled cosine (floor..max -> 0..1)."""
     out: dict[str, float] = {}
@@ -368,18 +352,23 @@ def _public(row: dict[str, Any], score: float) -> dict[str, Any]:
 
 def search(conn: sqlite3.Connection, query: str, *, limit: int = 10, types: list[str] | None = None,
            project: str | None = None, as_of: str | datetime | None = None, home: Path | None = None,
-           knobs: Knobs = DEFAULT_KNOBS, semantic_hits: list[tuple[str, float]] | None = None,
+           knobs: Knobs = DEFAULT_KNOBS, semantic_hits: list[tuple[str, float]] | _sem.Pending | None = None,
            use_semantic: bool = True) -> list[dict[str, Any]]:
-    """Recall over an open connection. Raises QueryError for unanswerable queries."""
+    """Recall over an open connection. Raises QueryError for unanswerable queries.
+
+    ``semantic_hits``: given hits, or a ``semantic.Pending`` started earlier; when None (and
+    ``use_semantic``), the semantic tier is asked here, in parallel with the keyword scoring."""
     terms = check_query(query)
     at, explicit = parse_as_of(as_of)
     limit = max(1, min(int(limit), 1000))
     flt = _Filters(list(types) if types else None, project, at, explicit)
+    if semantic_hits is None and use_semantic and knobs.semantic_weight > 0 and terms:
+        semantic_hits = _sem.start(query, max(knobs.semantic_k, limit), home, list(types) if types else None)
     kw = keyword_scores(conn, terms, flt, knobs)
     rows = {iid: row for iid, (_, row) in kw.items()}
     sem: dict[str, float] = {}
-    if semantic_hits is None and use_semantic and knobs.semantic_weight > 0:
-        semantic_hits = _semantic(query, max(knobs.semantic_k, limit), home, list(types) if types else None)
+    if isinstance(semantic_hits, _sem.Pending):
+        semantic_hits = semantic_hits.get() if knobs.semantic_weight > 0 else None
     if semantic_hits:
         missing = [iid for iid, _ in semantic_hits if iid not in rows]
         if missing:
