@@ -230,3 +230,25 @@ def test_semantic_tier_can_be_switched_off(conn, monkeypatch: pytest.MonkeyPatch
     assert set(ids(search(conn, "blue sofa"))) == {"fact_1", "fact_2"} and calls == ["blue sofa"]
     fake.search = lambda q, k, **kw: None  # type: ignore[attr-defined]  # not warm: keyword tier at once
     assert ids(search(conn, "blue sofa")) == ["fact_1"]
+
+
+def test_a_slow_semantic_tier_is_not_waited_for(conn, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    import sys
+    import time
+    import types
+
+    def slow(q: str, k: int, **kw: Any) -> list[tuple[str, float]] | None:
+        time.sleep(kw.get("timeout", 0.2) + 2)  # a client that ignores its own deadline
+        return [("fact_2", 0.9)]
+
+    fake = types.ModuleType("sophia.embed.client")
+    fake.search = slow  # type: ignore[attr-defined]
+    pkg = types.ModuleType("sophia.embed")
+    pkg.client = fake  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "sophia.embed", pkg)
+    monkeypatch.setitem(sys.modules, "sophia.embed.client", fake)
+    monkeypatch.setenv("SOPHIA_RECALL_SEMANTIC", "1")
+    store.upsert_items(conn, [_it("fact_1", "the sofa is blue"), _it("fact_2", "a couch in azure")])
+    t0 = time.monotonic()
+    assert ids(search(conn, "blue sofa")) == ["fact_1"]
+    assert time.monotonic() - t0 < 1.5
