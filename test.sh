@@ -47,7 +47,7 @@ find_python() {
 
 install_python() {
   local stamp=$VENV/.sophia-test-stamp want
-  want=$(cat pyproject.toml | sha256sum | cut -c1-16)
+  want=$(sha256sum < pyproject.toml | cut -c1-16)
   if [[ -f $stamp && $(cat "$stamp") == "$want" ]]; then
     "$VENV/bin/pip" install -q --no-deps -e . >/dev/null 2>&1 || true
     return 0

@@ -80,7 +80,7 @@ def test_atomic_write_leaves_no_temp_files(tmp_path: Path) -> None:
     assert stat.S_IMODE(p.stat().st_mode) == 0o600
 
 
-def _hold(path: str, seconds: float, ready: "multiprocessing.synchronize.Event") -> None:  # type: ignore[name-defined]
+def _hold(path: str, seconds: float, ready: multiprocessing.synchronize.Event) -> None:  # type: ignore[name-defined]
     with locked(path):
         ready.set()
         time.sleep(seconds)
@@ -178,7 +178,7 @@ def test_index_is_capped_and_archived_by_year(sophia_home: Path) -> None:
     init_tree()
     for i in range(5):
         upsert_episode(_episode(i, year=2024))
-    from sophia.episode_store import upsert_index_entries, index_entry
+    from sophia.episode_store import index_entry, upsert_index_entries
 
     upsert_index_entries([index_entry(_episode(i)) for i in range(MAX_INDEX_ENTRIES)])
     idx = read_index()

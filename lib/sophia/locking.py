@@ -23,6 +23,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from .errors import LockTimeout, StateWriteError
 
@@ -34,7 +35,7 @@ def lock_path_for(path: Path) -> Path:
     return path.with_name(path.name + ".lock")
 
 
-def _filelock_module():  # type: ignore[no-untyped-def]
+def _filelock_module() -> Any:
     if sys.flags.no_site:
         return None
     try:

@@ -190,6 +190,10 @@ class Config(Stored):
     schema_version: str = SCHEMA_VERSION
     embedding_provider: Literal["local", "none", "openai"] = "local"
     embedding_model: str = "all-MiniLM-L6-v2"
+    embedding_backend: Literal["auto", "numpy", "sqlite-vec"] = "auto"
+    embedding_idle_seconds: int = Field(900, ge=1, description="the embedding service exits after this idle time")
+    embedding_batch_size: int = Field(32, ge=1, le=1024)
+    embedding_threads: int = Field(0, ge=0, le=64, description="torch threads; 0 = min(2, cores)")
     reflection_trigger: Literal["manual", "on_session_end", "after_n_episodes"] = "manual"
     reflection_every_n_episodes: int = Field(10, ge=1)
     guardian_tier3_enabled: bool = True

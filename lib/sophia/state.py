@@ -8,6 +8,7 @@ import contextlib
 import json
 import os
 import shutil
+import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -165,7 +166,7 @@ def init_tree(home: Path | None = None) -> list[str]:
 
 
 def secure_tree(home: Path) -> None:
-    """Directories 0700, files 0600 (best effort)."""
+    """Directories 0700, files 0600, executables 0700 (the installed hooks in kit/) (best effort)."""
     for root, dirs, files in os.walk(home):
         if Path(root).name == "venv" or "/venv/" in root:
             dirs[:] = []
@@ -177,7 +178,8 @@ def secure_tree(home: Path) -> None:
             fp = os.path.join(root, f)
             with contextlib.suppress(OSError):
                 if not os.path.islink(fp):
-                    os.chmod(fp, FILE_MODE)
+                    executable = os.stat(fp).st_mode & stat.S_IXUSR
+                    os.chmod(fp, DIR_MODE if executable else FILE_MODE)
 
 
 # ---------------------------------------------------------------- doctor

@@ -22,7 +22,16 @@ app = typer.Typer(
 
 
 def _register() -> None:
-    from . import cmd_bench, cmd_core, cmd_recall  # noqa: F401
+    from . import (  # noqa: F401
+        cmd_apply,
+        cmd_bench,
+        cmd_core,
+        cmd_embed,
+        cmd_guardian,
+        cmd_memory,
+        cmd_recall,
+        cmd_reflect,
+    )
 
 
 _register()

@@ -1,0 +1,82 @@
+"""Whole-process start-up time of the ``s3`` CLI against ``python -c pass`` from the same venv.
+
+Runs each command N times, interleaved (so load on the shared machine hits all of them alike), and
+prints the median wall time of each and its ratio to the baseline. ``s3 status`` runs against a
+fresh temp SOPHIA_HOME (initialised once before timing).
+
+    python bench/cli_startup.py --venv ~/.sophia/venv [-n 30] [--json]
+
+``--venv`` is a venv where the package is installed (it has ``bin/s3``). Without it, the script
+uses the running interpreter with ``-m sophia.cli.entry`` and PYTHONPATH=lib (the dev layout).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def timed(cmd: list[str], env: dict[str, str]) -> float:
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    dt = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed: {proc.stderr.decode(errors='replace')[:400]}")
+    return dt
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--venv", type=Path, help="venv with the package installed (has bin/s3)")
+    ap.add_argument("-n", type=int, default=30, help="runs per command (default 30)")
+    ap.add_argument("--json", action="store_true", help="print the figures as JSON")
+    args = ap.parse_args()
+
+    env = dict(os.environ)
+    if args.venv:
+        py = str(args.venv / "bin" / "python")
+        s3 = [str(args.venv / "bin" / "s3")]
+    else:
+        py = sys.executable
+        s3 = [py, "-m", "sophia.cli.entry"]
+        env["PYTHONPATH"] = str(ROOT / "lib")
+    with tempfile.TemporaryDirectory(prefix="s3bench-") as tmp:
+        env["HOME"] = tmp
+        env["SOPHIA_HOME"] = str(Path(tmp) / ".sophia")
+        subprocess.run([*s3, "init"], env=env, check=True, stdout=subprocess.DEVNULL)
+        cases = {
+            "python -c pass": [py, "-c", "pass"],
+            "s3 --help": [*s3, "--help"],
+            "s3 status": [*s3, "status"],
+            "s3 status --json": [*s3, "status", "--json"],
+        }
+        for cmd in cases.values():  # warm the page cache and .pyc files
+            timed(cmd, env)
+        times: dict[str, list[float]] = {k: [] for k in cases}
+        for _ in range(args.n):
+            for name, cmd in cases.items():
+                times[name].append(timed(cmd, env))
+    base = statistics.median(times["python -c pass"])
+    rows = [{"command": k, "median_ms": round(statistics.median(v) * 1000, 1),
+             "ratio": round(statistics.median(v) / base, 2)} for k, v in times.items()]
+    if args.json:
+        print(json.dumps({"runs": args.n, "python": py, "rows": rows}, indent=2))
+    else:
+        print(f"{args.n} runs each, interleaved; baseline: python -c pass from the same venv ({py})")
+        print(f"{'command':<20} {'median ms':>10} {'x baseline':>11}")
+        for r in rows:
+            print(f"{r['command']:<20} {r['median_ms']:>10.1f} {r['ratio']:>11.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# Sophia guardian, tier 1: the PreToolUse hook for Bash, Write, Edit, MultiEdit and NotebookEdit.
+#
+# Two stages, so ordinary commands cost no more than starting bash:
+#  1. This script (bash builtins only, no subprocess) reads the payload and looks for risky tokens
+#     in the Bash command (rm, dd, git push, curl, psql, sudo, a `$`, a quote inside a word, a
+#     sensitive path ...) or, for Write/Edit, in the file path only (the content is data). None
+#     found: allow at once (exit 0, no output).
+#  2. Otherwise the analyzer decides: "$PY" -I -S lib/sophia/guardian/run.py (standard library
+#     only). It parses the shell command and answers with JSON on stdout:
+#     {"hookSpecificOutput": {"permissionDecision": "deny"|"ask", "permissionDecisionReason": ...}}
+#     or nothing (allow). Deny and ask are always that JSON with exit 0; this hook never exits 1
+#     (exit 1 would NOT block in Claude Code).
+#
+# Designed failure mode: calls that stage 1 passes never reach Python, so an analyzer failure
+# cannot touch them. A call stage 1 flags but the analyzer cannot judge (python3 missing,
+# analyzer crash or time-out, garbage output) gets "ask": the user decides; never a silent allow,
+# never a traceback. The recursion guard SOPHIA_HOOK_GUARD does NOT disable the guardian.
+set -euo pipefail
+umask 077
+
+payload=""
+IFS= read -r -d '' payload || true
+
+ask() {
+  # $1: why the analyzer could not judge (fixed text only: no user input is interpolated)
+  printf '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "ask", "permissionDecisionReason": "Sophia guardian: %s, so this call was not checked; review it yourself."}}\n' "$1"
+  local logs=${SOPHIA_HOME:-${HOME:-/nonexistent}/.sophia}/logs
+  if [[ -d $logs ]]; then
+    { TZ=UTC printf '{"ts": "%(%Y-%m-%dT%H:%M:%SZ)T", "decision": "ask", "rule": "analyzer_failure", "reason": "%s"}\n' -1 "$1" >>"$logs/guardian_blocks.jsonl"; } 2>/dev/null || true
+  fi
+  exit 0
+}
+
+shopt -s nocasematch
+L='(^|[^A-Za-z0-9_.-]|\\[nrt])'
+R='([^A-Za-z0-9_-]|$)'
+# programs whose misuse is destructive, or that run other code
+words='rm|rmdir|unlink|srm|rimraf|trash|trash-put|del-cli|shred|dd|mkfs[a-z0-9_.]*|mke2fs|mkswap|mkntfs|newfs|wipefs|blkdiscard|fdisk|sfdisk|cfdisk|gdisk|sgdisk|parted|hdparm|cryptsetup|lvremove|vgremove|pvremove|zpool|zfs|mdadm|diskutil'
+words+='|find|xargs|rsync|push|reset|clean|checkout|restore|switch|branch|stash|reflog|gc|filter-branch|filter-repo|update-ref'
+words+='|curl|wget|aria2c|chmod|chown|chgrp|psql|mysql|mariadb|sqlite3?|duckdb|mongo[a-z]*|redis-cli|valkey-cli|keydb-cli|dropdb|mysqladmin|clickhouse[a-z-]*|cqlsh|sqlcmd|cockroach|pgcli|mycli|litecli'
+words+='|kill|pkill|killall5?|history|crontab|shutdown|reboot|halt|poweroff|init|telinit|systemctl|terraform|tofu|kubectl|helm'
+words+='|eval|exec|source|bash|sh|zsh|dash|ksh|mksh|ash|fish|csh|tcsh|yash|rbash|busybox|toybox|python[0-9.]*|pypy[0-9.]*|node|nodejs|deno|bun|ruby|perl|php|lua|rscript|osascript|pwsh|powershell|tclsh|awk|gawk|mawk|nawk'
+words+='|tee|cp|mv|ln|sed|truncate|sudo|doas|su|nc|ncat|netcat|socat|telnet|scp|sftp|ftp|ssh|mail|mailx|sendmail|mutt|openssl|rclone|s3cmd|croc|wormhole'
+# places whose change or disclosure hurts
+places='\.ssh|\.aws|\.gnupg|\.gpg|\.kube|\.docker|\.azure|gcloud|\.config/|\.password-store|keyring|\.netrc|\.npmrc|\.pypirc|credential|\.gitconfig|rc([^A-Za-z0-9_]|$)|\.z?profile|\.zsh|\.bash|\.inputrc|history|\.claude|\.sophia|\.vault|\.terraform|\.cargo|\.m2/|\.gem/|\.mozilla|\.thunderbird|\.local|Launch(Agents|Daemons)|\.pam_env|\.x(profile|initrc|sessionrc)'
+places+='|/(etc|usr|bin|sbin|lib[0-9x]*|boot|root|var|opt|proc|sys|srv|mnt|media|private|System|Library|home|Users|snap|nix|dev)([^A-Za-z0-9_.-]|$)|id_(rsa|dsa|ecdsa|ed25519)|\.(pem|key|p12|pfx|jks|kdbx|ovpn)|\.env|secret|token|passw|hooks|guardian|authorized_keys|shadow|sudoers|/dev/tcp'
+# spellings that can hide a word from the list: expansions, escapes, quotes inside a word, globs/braces next to letters, functions
+# shellcheck disable=SC1003 # backslashes are regex text here, not quote escapes
+hidden='\$|`|\\\\|\\u|[[:alnum:]_](\\"|'"'"')[[:alnum:]_\\'"'"']|\{|\(\)|[[:alnum:]][*?[]|[*?][[:alnum:]]|<\(|>\(|:\(|&[[:space:]]*\}'
+risky="$L($words)$R|$places|$hidden"
+
+needs_analysis() {
+  # $1: the text to scan (JSON-escaped as it arrives)
+  local text=$1
+  text=${text//\/dev\/null/}
+  text=${text//\/dev\/stderr/}
+  text=${text//\/dev\/stdout/}
+  [[ $text =~ $risky ]]
+}
+
+re_tool='"tool_name"[[:space:]]*:[[:space:]]*"([A-Za-z]*)"'
+tool=""
+if [[ $payload =~ $re_tool ]]; then tool=${BASH_REMATCH[1]}; fi
+
+flag=0
+case $tool in
+  Bash)
+    re_cmd='"command"[[:space:]]*:[[:space:]]*"(([^"\\]|\\.)*)"'
+    rest=${payload#*\"command\"}
+    if ((${#payload} > 65536)) || [[ $rest == *'"command"'* ]]; then
+      flag=1
+    elif [[ $payload =~ $re_cmd ]]; then
+      needs_analysis "${BASH_REMATCH[1]}" && flag=1
+    else
+      needs_analysis "$payload" && flag=1
+    fi
+    ;;
+  Write | Edit | MultiEdit | NotebookEdit)
+    re_path='"(file_path|notebook_path)"[[:space:]]*:[[:space:]]*"(([^"\\]|\\.)*)"'
+    if [[ $payload =~ $re_path ]]; then
+      path=${BASH_REMATCH[2]}
+      rest=${payload#*\""${BASH_REMATCH[1]}"\"}
+      if [[ $rest == *'"file_path"'* || $rest == *'"notebook_path"'* ]] || needs_analysis "$path" ||
+        [[ $path == *..* || $path == *\\* || $path == "~"* ]]; then
+        flag=1
+      elif [[ $path == /* && $path != "${HOME:-/nonexistent}/"* && $path != /tmp/* && $path != /var/tmp/* ]]; then
+        flag=1
+      fi
+    else
+      flag=1
+    fi
+    ;;
+  "")
+    needs_analysis "$payload" && flag=1
+    ;;
+  *)
+    exit 0
+    ;;
+esac
+
+# A user deny pattern can match anything: then every call goes to the analyzer.
+if ((flag == 0)); then
+  cfg=${SOPHIA_HOME:-${HOME:-/nonexistent}/.sophia}/config.json
+  if [[ -f $cfg ]]; then
+    conf=""
+    IFS= read -r -d '' conf <"$cfg" || true
+    re_deny='"deny"[[:space:]]*:[[:space:]]*\[[[:space:]]*[^][:space:]]'
+    [[ $conf =~ $re_deny ]] && flag=1
+  fi
+fi
+((flag)) || exit 0
+shopt -u nocasematch
+
+here=${BASH_SOURCE[0]%/*}
+[[ $here == "${BASH_SOURCE[0]}" ]] && here=.
+run=$here/../lib/sophia/guardian/run.py
+[[ -f $run ]] || ask "its analyzer is missing ($run)"
+
+# The same order as hooks/lib/common.sh, without sourcing it (its fail-open trap is not ours):
+# an explicit SOPHIA_PYTHON, the kit's venv, the real interpreter cached by the other hooks
+# (never a slow pyenv shim), then python3 on PATH.
+py=""
+home=${SOPHIA_HOME:-${HOME:-/nonexistent}/.sophia}
+if [[ -n ${SOPHIA_PYTHON:-} && -x ${SOPHIA_PYTHON} ]]; then
+  py=$SOPHIA_PYTHON
+elif [[ -x $home/venv/bin/python ]]; then
+  py=$home/venv/bin/python
+elif [[ -f $home/run/python ]] && IFS= read -r cached <"$home/run/python" && [[ -x $cached ]]; then
+  py=$cached
+else
+  py=$(command -v python3 2>/dev/null) || py=""
+fi
+[[ -n $py ]] || ask "python3 was not found, so the safety analyzer could not run"
+
+set +e
+out=$("$py" -I -S "$run" 2>/dev/null <<<"$payload")
+rc=$?
+set -e
+if ((rc != 0)); then
+  ask "the safety analyzer failed (exit $rc)"
+fi
+if [[ -n $out && $out != "{"* ]]; then
+  ask "the safety analyzer gave an unreadable answer"
+fi
+[[ -n $out ]] && printf '%s\n' "$out"
+exit 0

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Sophia System 3 — session_start.sh.
+# SessionStart: print additionalContext JSON (identity and creed, heuristics for this project,
+# foresight valid today, recent episodes of this project, open knowledge gaps), capped.
+# In a plugin install without a venv yet, also kicks off hooks/lib/bootstrap_venv.sh detached.
+# The work is done by the standard-library module lib/sophia/hooks/session_start.py, started through
+# lib/sophia/hooks/launch.py (python -I -S) so that it loads from cached bytecode.
+# Never fails the session: any error exits 0 with at most one line on stderr.
+set -euo pipefail
+_here=${BASH_SOURCE[0]}
+[[ $_here == */* ]] || _here=./$_here
+_here=${_here%/*}
+# shellcheck source=hooks/lib/common.sh
+. "$_here/lib/common.sh" 2>/dev/null || { echo "sophia ${BASH_SOURCE[0]##*/}: hooks/lib/common.sh is missing; reinstall the kit" >&2; exit 0; }
+# Plugin install, no venv yet: start the one-time bootstrap detached (it returns at once).
+if [[ -n ${CLAUDE_PLUGIN_ROOT:-} && ! -x $SOPHIA_HOME/venv/bin/python && -x $_here/lib/bootstrap_venv.sh ]]; then
+  "$_here/lib/bootstrap_venv.sh" --detach </dev/null >/dev/null 2>&1 || true
+fi
+sophia_py_file sophia/hooks/launch.py session_start

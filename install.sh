@@ -1,0 +1,413 @@
+#!/usr/bin/env bash
+# Install Sophia System 3 for Claude Code: a venv with the `s3` CLI, the hooks, skills and subagents,
+# and our hook entries merged into Claude Code's settings.json. Safe to run again (an upgrade).
+#
+# Usage: ./install.sh [--yes] [--project DIR] [--no-embeddings] [--dry-run] [-h]
+#
+# Environment:
+#   SOPHIA_HOME          state folder (default ~/.sophia); the venv and kit live inside it
+#   SOPHIA_PYTHON        the Python (>= 3.11) to build the venv with (default: first of python3.13 ..
+#                        python3.11, python3 on PATH, resolved to the real interpreter, never a shim)
+#   SOPHIA_VENV_PYTHON   reuse this existing venv's python instead of creating $SOPHIA_HOME/venv
+#                        (no torch step; uninstall leaves that venv alone). Used by the tests.
+#   SOPHIA_TORCH_SPEC    the torch requirement installed before the embeddings extra (torch==2.13.0)
+#   SOPHIA_PIP_ARGS      extra arguments for every `pip install` (e.g. "--no-build-isolation --no-index")
+#   SOPHIA_BIN_DIR       where the `s3` launcher goes (default ~/.local/bin)
+#
+# Style after dehydrated: one _exiterr, one function per step, and a source guard so tests (and
+# hooks/lib/bootstrap_venv.sh) can source this file and call the functions.
+
+set -euo pipefail
+umask 077
+
+SOPHIA_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
+_exiterr() {
+  printf 'install.sh: error: %s\n' "$1" >&2
+  exit "${2:-1}"
+}
+say() { printf '==> %s\n' "$*"; }
+info() { printf '    %s\n' "$*"; }
+warn() { printf 'install.sh: warning: %s\n' "$*" >&2; }
+
+# Runs "$@", or only prints it under --dry-run.
+run() {
+  if [[ ${DRY_RUN:-0} == 1 ]]; then
+    printf '    would run: %s\n' "$*"
+  else
+    "$@"
+  fi
+}
+
+usage() {
+  sed -n '2,/^$/{s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"
+}
+
+parse_args() {
+  ASSUME_YES=0 PROJECT_DIR='' EMBEDDINGS=1 DRY_RUN=0
+  while (($#)); do
+    case $1 in
+      -y | --yes) ASSUME_YES=1 ;;
+      --project)
+        (($# >= 2)) || _exiterr "--project needs a directory"
+        PROJECT_DIR=$2
+        shift
+        ;;
+      --project=*) PROJECT_DIR=${1#*=} ;;
+      --no-embeddings) EMBEDDINGS=0 ;;
+      --dry-run | -n) DRY_RUN=1 ;;
+      -h | --help)
+        usage
+        exit 0
+        ;;
+      *) _exiterr "unknown option: $1 (see --help)" ;;
+    esac
+    shift
+  done
+}
+
+# Sets every path the install touches.
+resolve_paths() {
+  [[ -n ${HOME:-} ]] || _exiterr "HOME is not set"
+  SOPHIA_HOME=${SOPHIA_HOME:-$HOME/.sophia}
+  [[ $SOPHIA_HOME == /* ]] || SOPHIA_HOME=$PWD/$SOPHIA_HOME
+  KIT_DIR=$SOPHIA_HOME/kit
+  VENV_DIR=$SOPHIA_HOME/venv
+  MANIFEST=$SOPHIA_HOME/install-manifest.json
+  BIN_DIR=${SOPHIA_BIN_DIR:-$HOME/.local/bin}
+  LAUNCHER=$BIN_DIR/s3
+  if [[ -n $PROJECT_DIR ]]; then
+    [[ -d $PROJECT_DIR ]] || _exiterr "--project: $PROJECT_DIR is not a directory"
+    PROJECT_DIR=$(cd "$PROJECT_DIR" && pwd)
+    SCOPE=project
+    CLAUDE_DIR=$PROJECT_DIR/.claude
+  else
+    SCOPE=user
+    CLAUDE_DIR=$HOME/.claude
+  fi
+  SETTINGS=$CLAUDE_DIR/settings.json
+  local p
+  for p in "$SOPHIA_HOME" "$CLAUDE_DIR" "$BIN_DIR" "$SOPHIA_SRC"; do
+    [[ $p != *$'\n'* && $p != *$'\t'* ]] || _exiterr "paths with tabs or newlines are not supported: $p"
+  done
+}
+
+# Prints the real path of a Python >= 3.11 (sys.executable, so a pyenv shim resolves to the
+# interpreter behind it), or fails.
+find_python() {
+  local cand exe
+  local -a cands=()
+  [[ -n ${SOPHIA_PYTHON:-} ]] && cands+=("$SOPHIA_PYTHON")
+  cands+=(python3.13 python3.12 python3.11 python3)
+  for cand in "${cands[@]}"; do
+    command -v "$cand" >/dev/null 2>&1 || continue
+    exe=$("$cand" -c 'import sys; print(sys.executable if sys.version_info >= (3, 11) else "")' 2>/dev/null) || continue
+    if [[ -n $exe && -x $exe ]]; then
+      printf '%s\n' "$exe"
+      return 0
+    fi
+  done
+  return 1
+}
+
+# Step: a Python to run the installer's helpers and to build the venv with.
+step_python() {
+  BASE_PY=$(find_python) || _exiterr "Python 3.11 or newer is needed (set SOPHIA_PYTHON=/path/to/python3.11)"
+  info "python: $BASE_PY ($("$BASE_PY" -c 'import platform; print(platform.python_version())'))"
+}
+
+# Runs one of our stdlib-only helper scripts from the checkout (no site-packages).
+helper() {
+  local name=$1
+  shift
+  "$BASE_PY" -I -S "$SOPHIA_SRC/lib/sophia/install/$name.py" "$@"
+}
+
+# Step: refuse early (before anything is installed) when settings.json cannot be merged.
+step_preflight() {
+  local msg
+  if ! msg=$(helper settings_merge check --settings "$SETTINGS" 2>&1 >/dev/null); then
+    _exiterr "${msg#settings_merge: }" 2
+  fi
+  [[ -f $SOPHIA_SRC/hooks/hooks.json ]] || _exiterr "$SOPHIA_SRC/hooks/hooks.json is missing (run from a full checkout)"
+  PREV_COMMANDS=() PREV_FILES=() PREV_DIRS=()
+  local kind value
+  while IFS=$'\t' read -r kind value; do
+    case $kind in
+      command) PREV_COMMANDS+=("$value") ;;
+      file) PREV_FILES+=("$value") ;;
+      dir) PREV_DIRS+=("$value") ;;
+    esac
+  done < <(helper manifest get --manifest "$MANIFEST" --claude-dir "$CLAUDE_DIR" 2>/dev/null || true)
+}
+
+# Step: the venv, created once at $SOPHIA_HOME/venv (or the one named by SOPHIA_VENV_PYTHON).
+step_venv() {
+  VENV_CREATED=0
+  if [[ -n ${SOPHIA_VENV_PYTHON:-} ]]; then
+    [[ -x $SOPHIA_VENV_PYTHON ]] || _exiterr "SOPHIA_VENV_PYTHON=$SOPHIA_VENV_PYTHON is not executable"
+    VENV_PY=$SOPHIA_VENV_PYTHON
+    VENV_DIR=$(cd "$(dirname "$VENV_PY")/.." && pwd)
+    info "venv: reusing $VENV_DIR (SOPHIA_VENV_PYTHON)"
+    return 0
+  fi
+  VENV_PY=$VENV_DIR/bin/python
+  if [[ -x $VENV_PY ]] && "$VENV_PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+    info "venv: $VENV_DIR (exists)"
+    VENV_CREATED=1 # ours: it lives in SOPHIA_HOME
+    return 0
+  fi
+  say "creating the venv $VENV_DIR"
+  run mkdir -p "$SOPHIA_HOME"
+  run "$BASE_PY" -m venv "$VENV_DIR"
+  VENV_CREATED=1
+}
+
+pip_install() {
+  local -a extra=()
+  # shellcheck disable=SC2206  # SOPHIA_PIP_ARGS is a list of words on purpose
+  [[ -n ${SOPHIA_PIP_ARGS:-} ]] && extra=($SOPHIA_PIP_ARGS)
+  run "$VENV_PY" -m pip install --quiet --disable-pip-version-check "${extra[@]}" "$@"
+}
+
+# Step: torch (CPU build, pinned) first when embeddings are wanted, then the package from this checkout.
+step_packages() {
+  local torch_spec=${SOPHIA_TORCH_SPEC:-torch==2.13.0}
+  if [[ $EMBEDDINGS == 1 ]]; then
+    if [[ $DRY_RUN == 0 ]] && "$VENV_PY" -c 'import torch' >/dev/null 2>&1; then
+      info "torch: already installed"
+    elif [[ -n ${SOPHIA_VENV_PYTHON:-} ]]; then
+      warn "SOPHIA_VENV_PYTHON venv has no torch; skipping $torch_spec (embeddings need it)"
+    else
+      say "installing $torch_spec (this is the slow part)"
+      pip_install "$torch_spec"
+    fi
+    say "installing sophia-system3[embeddings] from $SOPHIA_SRC"
+    pip_install "${SOPHIA_SRC}[embeddings]"
+  else
+    say "installing sophia-system3 from $SOPHIA_SRC (no embeddings: keyword recall only)"
+    pip_install "$SOPHIA_SRC"
+  fi
+  S3_BIN=$(dirname "$VENV_PY")/s3
+  if [[ $DRY_RUN == 0 ]]; then
+    [[ -x $S3_BIN ]] || _exiterr "pip did not install $S3_BIN"
+    "$VENV_PY" -c 'import sophia.cli.entry' || _exiterr "the installed package does not import"
+  fi
+}
+
+# Step: copy hooks/ and lib/sophia/ into $SOPHIA_HOME/kit (hooks run from there), swapped in whole.
+step_kit() {
+  say "copying the hooks and their library into $KIT_DIR"
+  if [[ $DRY_RUN == 1 ]]; then
+    info "would copy $SOPHIA_SRC/hooks and $SOPHIA_SRC/lib/sophia"
+    return 0
+  fi
+  local stage=$KIT_DIR.new.$$ old=$KIT_DIR.old.$$
+  mkdir -p "$SOPHIA_HOME"
+  rm -rf "$stage"
+  mkdir -p "$stage/lib"
+  cp -R "$SOPHIA_SRC/hooks" "$stage/hooks"
+  cp -R "$SOPHIA_SRC/lib/sophia" "$stage/lib/sophia"
+  find "$stage" \( -name __pycache__ -o -name '*.pyc' \) -prune -exec rm -rf {} +
+  find "$stage/hooks" -name '*.sh' -exec chmod 700 {} +
+  printf '%s\n' "$SOPHIA_HOME" >"$stage/.sophia_home"
+  if [[ -d $KIT_DIR ]]; then
+    mv "$KIT_DIR" "$old"
+  fi
+  mv "$stage" "$KIT_DIR"
+  rm -rf "$old"
+}
+
+is_our_launcher() {
+  [[ -f $1 ]] && grep -q '^# sophia-system3 launcher' "$1" 2>/dev/null
+}
+
+# Step: ~/.local/bin/s3 execs the venv's s3 (never overwrites an s3 that is not ours).
+step_launcher() {
+  LAUNCHER_DONE=
+  if [[ -e $LAUNCHER || -L $LAUNCHER ]] && ! is_our_launcher "$LAUNCHER"; then
+    warn "$LAUNCHER exists and is not ours; left alone (run $S3_BIN directly)"
+    return 0
+  fi
+  say "writing the s3 launcher $LAUNCHER"
+  if [[ $DRY_RUN == 0 ]]; then
+    mkdir -p "$BIN_DIR"
+    {
+      printf '#!/usr/bin/env bash\n'
+      printf '# sophia-system3 launcher (written by install.sh, removed by uninstall.sh)\n'
+      # shellcheck disable=SC2016  # written literally into the launcher
+      printf '[[ -n ${SOPHIA_HOME:-} ]] || SOPHIA_HOME=%q\n' "$SOPHIA_HOME"
+      printf 'export SOPHIA_HOME\n'
+      printf 'exec %q "$@"\n' "$S3_BIN"
+    } >"$LAUNCHER.tmp.$$"
+    chmod 755 "$LAUNCHER.tmp.$$"
+    mv -f "$LAUNCHER.tmp.$$" "$LAUNCHER"
+  fi
+  LAUNCHER_DONE=$LAUNCHER
+  case ":$PATH:" in
+    *":$BIN_DIR:"*) ;;
+    *) ON_PATH_HINT="$BIN_DIR is not on your PATH: add  export PATH=\"$BIN_DIR:\$PATH\"  to your shell profile" ;;
+  esac
+}
+
+in_list() {
+  local needle=$1 x
+  shift
+  for x in "$@"; do [[ $x == "$needle" ]] && return 0; done
+  return 1
+}
+
+# Moves aside a destination that is in the way and was not installed by us.
+clear_dest() {
+  local dest=$1
+  [[ -e $dest || -L $dest ]] || return 0
+  if in_list "$dest" "${PREV_FILES[@]}" "${PREV_DIRS[@]}"; then
+    run rm -rf "$dest"
+  else
+    local aside
+    aside=$dest.sophia-bak-$(date -u +%Y%m%dT%H%M%SZ)
+    warn "$dest was not installed by us; moved to $aside"
+    run mv "$dest" "$aside"
+  fi
+}
+
+# Step: skills/s3-*/ -> CLAUDE_DIR/skills/, agents/s3-*.md -> CLAUDE_DIR/agents/.
+step_skills_agents() {
+  NEW_FILES=() NEW_DIRS=()
+  local src name dest
+  for src in "$SOPHIA_SRC"/skills/s3-*/; do
+    [[ -d $src ]] || continue
+    name=$(basename "$src")
+    dest=$CLAUDE_DIR/skills/$name
+    clear_dest "$dest"
+    run mkdir -p "$CLAUDE_DIR/skills"
+    run cp -R "${src%/}" "$dest"
+    NEW_DIRS+=("$dest")
+  done
+  for src in "$SOPHIA_SRC"/agents/s3-*.md; do
+    [[ -f $src ]] || continue
+    dest=$CLAUDE_DIR/agents/$(basename "$src")
+    clear_dest "$dest"
+    run mkdir -p "$CLAUDE_DIR/agents"
+    run cp "$src" "$dest"
+    NEW_FILES+=("$dest")
+  done
+  # Skills and agents an earlier install placed that this version no longer ships.
+  local old
+  for old in "${PREV_DIRS[@]}" "${PREV_FILES[@]}"; do
+    in_list "$old" "${NEW_DIRS[@]}" "${NEW_FILES[@]}" && continue
+    [[ -e $old ]] && run rm -rf "$old"
+  done
+  say "skills: ${#NEW_DIRS[@]} into $CLAUDE_DIR/skills, agents: ${#NEW_FILES[@]} into $CLAUDE_DIR/agents"
+}
+
+# Step: merge our hook entries (from hooks/hooks.json, ${CLAUDE_PLUGIN_ROOT} -> the kit) into settings.json.
+step_settings() {
+  SETTINGS_CREATED=1
+  [[ -e $SETTINGS ]] && SETTINGS_CREATED=0
+  local -a args=(merge --settings "$SETTINGS" --hooks-json "$SOPHIA_SRC/hooks/hooks.json" --kit "$KIT_DIR")
+  local c out rc=0
+  for c in "${PREV_COMMANDS[@]}"; do args+=(--forget "$c"); done
+  [[ $DRY_RUN == 1 ]] && args+=(--dry-run)
+  out=$(helper settings_merge "${args[@]}") || rc=$?
+  ((rc == 0)) || _exiterr "could not update $SETTINGS (see above)" "$rc"
+  SETTINGS_BACKUP=$("$BASE_PY" -I -S -c 'import json,sys; print(json.loads(sys.argv[1])["backup"] or "")' "$out")
+  mapfile -t HOOK_COMMANDS < <("$BASE_PY" -I -S -c 'import json,sys; print("\n".join(json.loads(sys.argv[1])["commands"]))' "$out")
+  local changed
+  changed=$("$BASE_PY" -I -S -c 'import json,sys; print(json.loads(sys.argv[1])["changed"])' "$out")
+  if [[ $changed == True ]]; then
+    say "hooks registered in $SETTINGS${SETTINGS_BACKUP:+ (old file backed up to $SETTINGS_BACKUP)}"
+  else
+    say "hooks already registered in $SETTINGS (unchanged)"
+  fi
+}
+
+# Step: record what was installed.
+step_manifest() {
+  [[ $DRY_RUN == 1 ]] && return 0
+  local version
+  version=$(sed -n 's/^version *= *"\([^"]*\)".*/\1/p' "$SOPHIA_SRC/pyproject.toml" | head -n1)
+  local -a args=(record --manifest "$MANIFEST" --scope "$SCOPE" --claude-dir "$CLAUDE_DIR"
+    --settings "$SETTINGS" --version "$version" --source "$SOPHIA_SRC" --sophia-home "$SOPHIA_HOME"
+    --kit "$KIT_DIR" --venv "$VENV_DIR" --venv-python "$VENV_PY" --venv-created "$VENV_CREATED" --settings-created "$SETTINGS_CREATED")
+  [[ -n $LAUNCHER_DONE ]] && args+=(--launcher "$LAUNCHER_DONE")
+  [[ -n $SETTINGS_BACKUP ]] && args+=(--backup "$SETTINGS_BACKUP")
+  local x
+  for x in "${HOOK_COMMANDS[@]}"; do args+=(--command "$x"); done
+  for x in "${NEW_FILES[@]}"; do args+=(--file "$x"); done
+  for x in "${NEW_DIRS[@]}"; do args+=(--dir "$x"); done
+  helper manifest "${args[@]}" || _exiterr "could not write $MANIFEST"
+}
+
+# Step: the state tree (idempotent).
+step_init() {
+  say "s3 init"
+  if [[ $DRY_RUN == 1 ]]; then
+    info "would run: SOPHIA_HOME=$SOPHIA_HOME $S3_BIN init"
+    return 0
+  fi
+  SOPHIA_HOME=$SOPHIA_HOME "$S3_BIN" init >/dev/null || _exiterr "s3 init failed (run: $S3_BIN doctor)"
+  # Tells hooks/lib/bootstrap_venv.sh (plugin mode) that the venv is ready for this version.
+  local version
+  version=$(sed -n 's/^version *= *"\([^"]*\)".*/\1/p' "$SOPHIA_SRC/pyproject.toml" | head -n1)
+  mkdir -p "$SOPHIA_HOME/run"
+  printf '%s\t%s\n' "$version" "$S3_BIN" >"$SOPHIA_HOME/run/bootstrap.done"
+}
+
+confirm() {
+  [[ $ASSUME_YES == 1 || $DRY_RUN == 1 ]] && return 0
+  [[ -t 0 ]] || return 0
+  local answer
+  read -r -p "Install Sophia System 3 (state in $SOPHIA_HOME, hooks in $SETTINGS)? [Y/n] " answer
+  [[ -z $answer || $answer == [yY]* ]] || _exiterr "cancelled" 1
+}
+
+summary() {
+  echo
+  if [[ $DRY_RUN == 1 ]]; then
+    say "dry run: nothing was changed"
+    return 0
+  fi
+  say "Sophia System 3 is installed"
+  info "state:      $SOPHIA_HOME"
+  info "venv:       $VENV_DIR"
+  info "hooks:      $KIT_DIR/hooks (registered in $SETTINGS)"
+  info "skills:     ${#NEW_DIRS[@]} in $CLAUDE_DIR/skills; agents: ${#NEW_FILES[@]} in $CLAUDE_DIR/agents"
+  info "CLI:        ${LAUNCHER_DONE:-$S3_BIN}"
+  info "manifest:   $MANIFEST (./uninstall.sh removes exactly this)"
+  [[ -n ${ON_PATH_HINT:-} ]] && warn "$ON_PATH_HINT"
+  command -v claude >/dev/null 2>&1 || info "Claude Code was not found on PATH; the hooks take effect once it is installed."
+  info "next: start Claude Code and run /s3-status (or: s3 status)"
+}
+
+# Everything a venv needs (shared with hooks/lib/bootstrap_venv.sh): python, venv, packages, launcher, init.
+install_venv_only() {
+  step_python
+  step_venv
+  step_packages
+  step_launcher
+  step_init
+}
+
+main() {
+  parse_args "$@"
+  resolve_paths
+  say "installing Sophia System 3 from $SOPHIA_SRC ($SCOPE: $CLAUDE_DIR)"
+  step_python
+  step_preflight
+  confirm
+  step_venv
+  step_packages
+  step_kit
+  step_launcher
+  step_skills_agents
+  step_settings
+  step_manifest
+  step_init
+  summary
+}
+
+# Source guard: `. install.sh` defines the functions without running anything.
+if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
+  main "$@"
+fi

@@ -1,0 +1,139 @@
+"""s3 embed status|start|stop: the local embedding service of the semantic recall tier."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from .app import app
+from .cmd_core import JsonOpt
+from .output import emit_json, fail
+
+embed_app = typer.Typer(
+    name="embed",
+    help="The local embedding service (semantic recall): status, start, stop.",
+    no_args_is_help=True,
+)
+app.add_typer(embed_app, name="embed")
+
+
+def _db_counts(home: Path) -> dict[str, Any] | None:
+    """Items / embedded / pending straight from index.db (read-only), when the service is not warm."""
+    import sqlite3
+
+    from .. import paths
+    from ..embed import MODEL_NAME, vectors
+
+    db = paths.index_db_path(home)
+    if not db.exists():
+        return None
+    try:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=2)
+        try:
+            return vectors.counts(conn, MODEL_NAME)
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return None
+
+
+def _status(home: Path) -> dict[str, Any]:
+    from ..embed import MODEL_NAME, client, protocol, settings
+
+    cfg = settings.load(home)
+    live = client.status(home, timeout=3.0) if cfg.enabled else None
+    data: dict[str, Any] = {
+        "home": str(home),
+        "provider": cfg.provider,
+        "enabled": cfg.enabled,
+        "warm": live is not None,
+        "pid": live.get("pid") if live else client.service_pid(home),
+        "model": MODEL_NAME,
+        "backend": (live or {}).get("backend", {}).get("backend") if live else cfg.resolved_backend(),
+        "idle_timeout_seconds": cfg.idle_seconds,
+        "unavailable": client.unavailable_reason(home),
+        "socket": str(protocol.sock_path(home)),
+        "log": str(protocol.log_path(home)),
+    }
+    counts = {k: live[k] for k in ("items", "embedded", "pending")} if live else _db_counts(home)
+    data.update(counts or {"items": None, "embedded": None, "pending": None})
+    if live:
+        data["service"] = {k: v for k, v in live.items() if k not in ("ok", "v")}
+    return data
+
+
+def _render(d: dict[str, Any]) -> None:
+    if not d["enabled"]:
+        typer.echo(f"Semantic recall is off (embedding_provider = {d['provider']!r} in config.json).")
+        return
+    state = "warm" if d["warm"] else ("starting (loading the model)" if d["pid"] else "not running")
+    typer.echo(f"Embedding service: {state}" + (f", pid {d['pid']}" if d["pid"] else ""))
+    typer.echo(f"Model: {d['model']}; backend: {d['backend']}; idle timeout: {d['idle_timeout_seconds']:.0f}s")
+    if d["items"] is None:
+        typer.echo("Index: no index.db yet (nothing ingested).")
+    else:
+        typer.echo(f"Items: {d['items']}, embedded: {d['embedded']}, pending: {d['pending']}")
+    if d["unavailable"]:
+        typer.echo(f"Note: {d['unavailable']}")
+    typer.echo(f"Log: {d['log']}")
+
+
+@embed_app.command("status")
+def status_cmd(json_out: JsonOpt = False) -> None:
+    """Whether the service is warm, its pid and backend, and how many items are embedded / pending."""
+    from .. import paths
+
+    d = _status(paths.sophia_home())
+    if json_out:
+        emit_json(d)
+    else:
+        _render(d)
+
+
+@embed_app.command("start")
+def start_cmd(
+    wait: Annotated[bool, typer.Option("--wait/--no-wait", help="Wait until the model is loaded.")] = True,
+    timeout: Annotated[float, typer.Option(help="Seconds to wait with --wait.")] = 120.0,
+    json_out: JsonOpt = False,
+) -> None:
+    """Start the service in the background (it embeds pending items, then exits when idle)."""
+    from .. import paths
+    from ..embed import client, settings
+
+    home = paths.sophia_home()
+    if not settings.load(home).enabled:
+        fail("semantic recall is off (embedding_provider is \"none\")",
+             hint='set "embedding_provider": "local" in config.json to turn it on')
+    spawned = client.ensure_started(home, force=True) if not client.is_warm(home) else None
+    ok = client.wait_warm(home, timeout) if wait else True
+    d = _status(home)
+    d["spawned"] = spawned
+    if json_out:
+        emit_json(d)
+    else:
+        _render(d)
+    if not ok:
+        reason = client.unavailable_reason(home)
+        fail(reason or f"the service did not become warm within {timeout:.0f}s",
+             hint=f"see {d['log']}")
+
+
+@embed_app.command("stop")
+def stop_cmd(json_out: JsonOpt = False) -> None:
+    """Stop the service (SIGTERM); it also stops by itself after the idle timeout."""
+    from .. import paths
+    from ..embed import client
+
+    home = paths.sophia_home()
+    pid = client.service_pid(home)
+    ok = client.stop(home)
+    if json_out:
+        emit_json({"home": str(home), "stopped": ok, "pid": pid})
+    elif pid is None:
+        typer.echo("The embedding service is not running.")
+    else:
+        typer.echo(f"Stopped the embedding service (pid {pid})." if ok else f"pid {pid} did not stop in time.")
+    if not ok:
+        raise typer.Exit(1)

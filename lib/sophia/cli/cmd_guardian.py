@@ -1,0 +1,94 @@
+"""s3 guardian check / apply: test the tier-1 decision, record a tier-3 audit."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Annotated, Any
+
+import typer
+
+from .app import app
+from .output import emit_json, fail
+
+guardian_app = typer.Typer(
+    name="guardian",
+    help="The guardian: see what it decides for a command, and record s3-guardian audits.",
+    no_args_is_help=True,
+    rich_markup_mode="rich",
+)
+app.add_typer(guardian_app, name="guardian")
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON instead of text.")]
+
+
+@guardian_app.command("check")
+def check(
+    command: Annotated[str | None, typer.Option("--command", "-c", help="A Bash command to judge (else a PreToolUse payload is read from stdin).")] = None,
+    file: Annotated[str | None, typer.Option("--file", help="Judge a Write to this path instead of a command.")] = None,
+    cwd: Annotated[str | None, typer.Option("--cwd", help="The working directory to judge against (default: the current one).")] = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Show what the guardian decides (deny / ask / allow, and why) without running anything.
+
+    Handy to test your guardian.allow / guardian.deny patterns in config.json:
+    `s3 guardian check -c 'rm -rf build'`, or pipe a hook payload: `s3 guardian check --json < payload.json`.
+    """
+    from ..guardian.hook import decide
+
+    here = cwd or os.getcwd()
+    payload: dict[str, Any]
+    if command is not None:
+        payload = {"tool_name": "Bash", "tool_input": {"command": command}, "cwd": here}
+    elif file is not None:
+        payload = {"tool_name": "Write", "tool_input": {"file_path": os.path.abspath(file), "content": ""}, "cwd": here}
+    else:
+        raw = sys.stdin.read()
+        try:
+            payload = json.loads(raw)
+        except ValueError:
+            fail("stdin is not a JSON PreToolUse payload", hint="use --command 'CMD' to judge a command")
+        if not isinstance(payload, dict):
+            fail("stdin is not a JSON object")
+        payload.setdefault("cwd", here)
+    env = dict(os.environ)
+    env.setdefault("CLAUDE_PROJECT_DIR", payload.get("cwd") or here)
+    res = decide(payload, env)
+    effective = res["decision"] if res["mode"] == "enforce" else "allow"
+    data = {"decision": res["decision"], "effective": effective, "mode": res["mode"], "rule": res["rule"],
+            "reason": res["reason"], "tool": res["tool"], "subject": res["subject"], "notes": res["notes"]}
+    if json_out:
+        emit_json(data)
+        return
+    line = f"{res['decision'].upper()}"
+    if res["reason"]:
+        line += f": {res['reason']}"
+    typer.echo(line)
+    if effective != res["decision"]:
+        typer.echo(f"(mode {res['mode']}: the hook would allow it)")
+    for n in res["notes"]:
+        typer.echo(f"note: {n}")
+
+
+@guardian_app.command("apply")
+def apply(
+    source: Annotated[str, typer.Argument(help="A JSON file with the AuditResult (or its AgentResult envelope), or - for stdin.")],
+    json_out: JsonOpt = False,
+) -> None:
+    """Validate an s3-guardian audit and append it to logs/guardian_audits.jsonl (once per task and content)."""
+    from ..errors import SophiaError
+    from ..guardian.audit import AuditError, apply_guardian_source
+
+    try:
+        res = apply_guardian_source(source)
+    except AuditError as exc:
+        fail(f"invalid guardian audit: {exc}")
+    except SophiaError as exc:
+        fail(str(exc))
+    if json_out:
+        emit_json(res)
+        return
+    verdict = "passed" if res["passed"] else ("failed" if res["passed"] is False else res["status"])
+    state = "logged" if res["logged"] else "already logged"
+    typer.echo(f"Audit {res['task_id']}: {verdict} (risk {res['risk_level'] or '-'}); {state} in {res['log']}")

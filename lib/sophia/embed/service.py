@@ -1,0 +1,384 @@
+"""The local embedding service: ``python -m sophia.embed.service [--home DIR]``.
+
+One per SOPHIA_HOME: the process holds an exclusive flock on ``run/embed.lock`` for its
+whole life (taken before any heavy import, so a losing racer exits in milliseconds), writes
+``run/embed.pid``, loads MiniLM offline, then listens on ``run/embed.sock`` (0600, in a 0700
+directory; a socket left by a dead service is replaced). The socket only appears once the
+model is loaded, so "the socket answers" means "warm".
+
+A background thread embeds pending index items at start and whenever a client nudges.
+Interactive requests (search, embed) use a second instance of the model, so they never wait
+behind an indexing batch. The service exits
+after ``embedding_idle_seconds`` without requests or indexing work, and on SIGTERM/SIGINT,
+removing its socket and pidfile. Output goes to ``logs/embed.log`` (the spawner redirects it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import os
+import select
+import signal
+import socket
+import sys
+import threading
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+from .. import paths
+from . import MODEL_NAME, protocol, settings
+
+_LOCK_FD: int | None = None
+
+
+def log(msg: str) -> None:
+    ts = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
+    sys.stderr.write(f"{ts}Z embed[{os.getpid()}] {msg}\n")
+    sys.stderr.flush()
+
+
+def _ensure_dir(p: Path) -> None:
+    p.mkdir(parents=True, exist_ok=True, mode=0o700)
+    try:
+        p.chmod(0o700)
+    except OSError:
+        pass
+
+
+def acquire_singleton(home: Path) -> bool:
+    """Take the per-home service lock (kept until the process exits)."""
+    global _LOCK_FD
+    fd = os.open(protocol.lock_path(home), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return False
+    _LOCK_FD = fd
+    tmp = protocol.pid_path(home).with_suffix(f".tmp{os.getpid()}")
+    tmp.write_text(f"{os.getpid()}\n", encoding="utf-8")
+    tmp.chmod(0o600)
+    os.replace(tmp, protocol.pid_path(home))
+    return True
+
+
+def _bind(home: Path) -> tuple[socket.socket, tuple[int, int]]:
+    sp = protocol.sock_path(home)
+    if sp.exists() or sp.is_symlink():
+        # We hold the singleton lock, so no live service owns this socket.
+        log(f"replacing stale socket {sp}")
+        sp.unlink()
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old = os.umask(0o177)
+    try:
+        srv.bind(str(sp))
+    finally:
+        os.umask(old)
+    os.chmod(sp, 0o600)
+    srv.listen(32)
+    srv.setblocking(False)
+    st = sp.stat()
+    return srv, (st.st_dev, st.st_ino)
+
+
+class Service:
+    def __init__(self, home: Path, cfg: settings.EmbedSettings, backend_name: str) -> None:
+        self.home = home
+        self.cfg = cfg
+        self.stop = threading.Event()
+        self.nudge = threading.Event()
+        self.nudge.set()  # initial sync
+        self.last_activity = time.monotonic()
+        self.started = time.time()
+        self.indexing = False
+        self.embedded_total = 0
+        self.copied_total = 0
+        self.requests = 0
+        self.last_error: str | None = None
+        self._batch_count = 0
+        self._last_progress_log = 0.0
+
+        from .model import Encoder
+
+        t0 = time.perf_counter()
+        self.encoder = Encoder(threads=cfg.resolved_threads())
+        self.model_seconds = time.perf_counter() - t0
+        from . import vectors
+
+        conn = vectors.connect(home)  # creates / migrates index.db
+        conn.close()
+        self.db_path = paths.index_db_path(home)
+        self.backend = self._make_backend(backend_name)
+        from .tuning import ThreadTuner
+
+        # embedding_threads = 0: measure 1..max threads on live batches and keep the fastest
+        self.tuner = ThreadTuner(cfg.resolved_threads()) if cfg.threads == 0 else None
+        log(f"model {MODEL_NAME} dim {self.encoder.dim} loaded in {self.model_seconds:.1f}s "
+            f"({cfg.resolved_threads()} threads); backend {self.backend.name}")
+
+    def _make_backend(self, name: str) -> Any:
+        from .backends import make_backend, sqlite_vec_available
+
+        if name == "sqlite-vec":
+            why = sqlite_vec_available()
+            if why:
+                log(f"sqlite-vec unavailable ({why}); using numpy")
+                name = "numpy"
+        return make_backend(name, self.db_path, MODEL_NAME, self.encoder.dim)
+
+    # -- indexing ---------------------------------------------------------------
+    def indexer(self) -> None:
+        from . import indexer, vectors
+
+        conn = vectors.connect(self.home)
+        try:
+            while not self.stop.is_set():
+                if not self.nudge.wait(timeout=60.0):
+                    continue
+                self.nudge.clear()
+                self.indexing = True
+                self._batch_count, self._last_progress_log = 0, time.monotonic()
+                t0 = time.perf_counter()
+                try:
+                    gone = vectors.delete_orphans(conn)
+                    conn.commit()
+                    done = indexer.sync(
+                        conn, self._bulk_encode, MODEL_NAME,
+                        batch_size=self.cfg.batch_size, stop=self.stop.is_set, on_progress=self._progress,
+                    )
+                    self.embedded_total += done["embedded"]
+                    self.copied_total += done["copied"]
+                    if done["embedded"] or done["copied"] or gone:
+                        dt = time.perf_counter() - t0
+                        rate = done["embedded"] / dt if dt > 0 else 0.0
+                        log(f"indexed: {done['embedded']} embedded ({rate:.0f}/s, threads chosen "
+                            f"{self.tuner.best if self.tuner else self.cfg.resolved_threads()}), {done['copied']} reused "
+                            f"by hash, {gone} orphans dropped in {dt:.1f}s")
+                        self._touch()
+                except Exception as exc:
+                    self.last_error = f"{type(exc).__name__}: {exc}"
+                    log("indexing failed: " + "".join(traceback.format_exception_only(exc)).strip())
+                    conn.rollback()
+                    self.stop.wait(5.0)
+                finally:
+                    self.indexing = False
+        finally:
+            conn.close()
+
+    def _bulk_encode(self, texts: list[str]) -> Any:
+        if self.tuner is not None:
+            self.encoder.set_threads(self.tuner.next())
+        t0 = time.perf_counter()
+        out = self.encoder.encode(texts, self.cfg.batch_size)
+        if self.tuner is not None:
+            self.tuner.done(sum(map(len, texts)), time.perf_counter() - t0)
+        return out
+
+    def _progress(self, n: int) -> None:
+        self._touch()
+        self._batch_count += n
+        now = time.monotonic()
+        if now - self._last_progress_log >= 30.0:
+            threads = self.tuner.current if self.tuner else self.cfg.resolved_threads()
+            log(f"indexing: {self._batch_count} embedded so far this pass ({threads} threads)")
+            self._last_progress_log = now
+
+    def _touch(self) -> None:
+        self.last_activity = time.monotonic()
+
+    # -- requests -----------------------------------------------------------------
+    def handle(self, conn: socket.socket) -> None:
+        try:
+            deadline = time.monotonic() + 10.0
+            try:
+                req = protocol.decode(protocol.read_line(conn, protocol.MAX_REQUEST, deadline))
+                resp = self.dispatch(req)
+            except (protocol.ProtocolError, TimeoutError) as exc:
+                resp = {"ok": False, "error": str(exc)}
+            except Exception as exc:
+                log("request failed: " + "".join(traceback.format_exception_only(exc)).strip())
+                resp = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+            resp["v"] = protocol.VERSION
+            conn.settimeout(10.0)
+            conn.sendall(protocol.encode(resp))
+        except OSError:
+            pass
+        finally:
+            conn.close()
+
+    def dispatch(self, req: dict[str, Any]) -> dict[str, Any]:
+        if req.get("v") != protocol.VERSION:
+            return {"ok": False, "error": f"protocol version {req.get('v')!r} not supported (want {protocol.VERSION})"}
+        op = req.get("op")
+        self.requests += 1
+        if op == "ping":
+            return {"ok": True, "pid": os.getpid(), "model": MODEL_NAME, "backend": self.backend.name}
+        self._touch()
+        if op == "nudge":
+            self.nudge.set()
+            return {"ok": True}
+        if op == "status":
+            return {"ok": True, **self.status()}
+        if op == "shutdown":
+            self.stop.set()
+            return {"ok": True}
+        if op == "embed":
+            texts = req.get("texts")
+            if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+                return {"ok": False, "error": "texts must be a list of strings"}
+            if len(texts) > protocol.MAX_TEXTS:
+                return {"ok": False, "error": f"at most {protocol.MAX_TEXTS} texts per request"}
+            vecs = self._encode([t[: protocol.MAX_TEXT_CHARS] for t in texts])
+            return {"ok": True, "dim": self.encoder.dim, "vectors": [[round(float(x), 7) for x in v] for v in vecs]}
+        if op == "search":
+            query, k, types = req.get("query"), req.get("k", 10), req.get("types")
+            if not isinstance(query, str) or not isinstance(k, int) or isinstance(k, bool):
+                return {"ok": False, "error": "search needs query (string) and k (integer)"}
+            if types is not None and (not isinstance(types, list) or not all(isinstance(t, str) for t in types)):
+                return {"ok": False, "error": "types must be a list of strings"}
+            k = max(0, min(k, protocol.MAX_K))
+            qvec = self._encode([query[: protocol.MAX_TEXT_CHARS]])[0]
+            hits = self.backend.search(qvec, k, types or None)
+            return {"ok": True, "results": [[iid, round(score, 6)] for iid, score in hits]}
+        return {"ok": False, "error": f"unknown op {op!r}"}
+
+    def _encode(self, texts: list[str]) -> Any:
+        return self.encoder.encode(texts, self.cfg.batch_size, interactive=True)
+
+    def status(self) -> dict[str, Any]:
+        from . import vectors
+
+        conn = vectors.connect(self.home)
+        try:
+            counts = vectors.counts(conn, MODEL_NAME)
+        finally:
+            conn.close()
+        return {
+            "pid": os.getpid(), "model": MODEL_NAME, "dim": self.encoder.dim,
+            "uptime_seconds": round(time.time() - self.started, 1),
+            "idle_seconds": round(time.monotonic() - self.last_activity, 1),
+            "idle_timeout_seconds": self.cfg.idle_seconds, "model_load_seconds": round(self.model_seconds, 2),
+            "indexing": self.indexing, "embedded_total": self.embedded_total, "copied_total": self.copied_total,
+            "requests": self.requests, "last_error": self.last_error, "rss_mb": _rss_mb(),
+            "batch_size": self.cfg.batch_size,
+            "threads": self.tuner.best if self.tuner else self.cfg.resolved_threads(), **counts, "backend": self.backend.stats(),
+        }
+
+    # -- main loop ------------------------------------------------------------------
+    def serve(self, srv: socket.socket) -> None:
+        worker = threading.Thread(target=self.indexer, name="indexer", daemon=True)
+        worker.start()
+        while not self.stop.is_set():
+            try:
+                ready, _, _ = select.select([srv], [], [], 0.5)
+            except InterruptedError:
+                continue
+            if ready:
+                try:
+                    conn, _ = srv.accept()
+                except (BlockingIOError, InterruptedError):
+                    continue
+                conn.setblocking(True)
+                threading.Thread(target=self.handle, args=(conn,), daemon=True).start()
+                continue
+            idle = time.monotonic() - self.last_activity
+            if not self.indexing and not self.nudge.is_set() and idle > self.cfg.idle_seconds:
+                log(f"idle for {idle:.0f}s; exiting")
+                self.stop.set()
+        self.nudge.set()  # wake the indexer so it sees the stop
+        worker.join(timeout=10.0)
+
+
+def _rss_mb() -> float | None:
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("VmRSS:"):
+                    return round(int(line.split()[1]) / 1024, 1)
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def _cleanup(home: Path, sock_id: tuple[int, int] | None) -> None:
+    sp = protocol.sock_path(home)
+    try:
+        st = sp.stat()
+        if sock_id and (st.st_dev, st.st_ino) == sock_id:
+            sp.unlink()
+    except OSError:
+        pass
+    pp = protocol.pid_path(home)
+    try:
+        if pp.read_text(encoding="utf-8").strip() == str(os.getpid()):
+            pp.unlink()
+    except OSError:
+        pass
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m sophia.embed.service", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--home", help="SOPHIA_HOME to serve (default: $SOPHIA_HOME or ~/.sophia)")
+    ap.add_argument("--idle-seconds", type=float, help="override embedding_idle_seconds")
+    ap.add_argument("--backend", choices=settings.BACKENDS, help="override embedding_backend")
+    args = ap.parse_args(argv)
+    home = Path(args.home).expanduser() if args.home else paths.sophia_home()
+    _ensure_dir(home)
+    _ensure_dir(paths.run_dir(home))
+    _ensure_dir(paths.logs_dir(home))
+    cfg = settings.load(home)
+    if args.idle_seconds:
+        cfg = settings.EmbedSettings(cfg.provider, cfg.backend, args.idle_seconds, cfg.batch_size, cfg.threads)
+    if not cfg.enabled:
+        log(f"embedding_provider is {cfg.provider!r}; the semantic tier is off, not starting")
+        return 0
+    if not acquire_singleton(home):
+        log("another embedding service already runs for this home; exiting")
+        return 0
+
+    stopping = {"flag": False}
+    svc_ref: dict[str, Service] = {}
+
+    def on_signal(signum: int, _frame: Any) -> None:
+        stopping["flag"] = True
+        if "svc" in svc_ref:
+            svc_ref["svc"].stop.set()
+        else:  # still loading the model: leave now
+            _cleanup(home, None)
+            os._exit(0)
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    log(f"starting for {home} (idle timeout {cfg.idle_seconds:.0f}s)")
+    from .model import EmbeddingsUnavailable
+
+    sock_id = None
+    try:
+        try:
+            svc = Service(home, cfg, args.backend or cfg.resolved_backend())
+        except EmbeddingsUnavailable as exc:
+            msg = f"semantic recall disabled: {exc}"
+            protocol.unavailable_path(home).write_text(msg + "\n", encoding="utf-8")
+            log(msg)
+            return 3
+        protocol.unavailable_path(home).unlink(missing_ok=True)
+        svc_ref["svc"] = svc
+        srv, sock_id = _bind(home)
+        log(f"listening on {protocol.sock_path(home)}")
+        try:
+            svc.serve(srv)
+        finally:
+            srv.close()
+            svc.backend.close()
+        log("stopped")
+        return 0
+    finally:
+        _cleanup(home, sock_id)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,320 @@
+"""The analyzer: walk a command line command by command and collect findings.
+
+``analyze_tool(tool_name, tool_input, cwd, env) -> Decision`` is the entry point. For Bash it
+parses the command (:mod:`.shell`), follows ``cd`` and simple ``VAR=value`` assignments, analyses
+every ``$(...)``/backtick/``<(...)`` body as commands of its own, strips wrappers (:mod:`.wrappers`)
+and hands each real command to the rule family that knows it (:mod:`.rules_fs`, :mod:`.rules_exec`,
+:mod:`.rules_sys`, :mod:`.rules_vcs_db`). For Write/Edit/MultiEdit/NotebookEdit only the target path
+is judged: the content is data.
+"""
+
+from __future__ import annotations
+
+import itertools
+import posixpath
+
+from . import targets
+from .decision import Decision, Finding, combine
+from .record import field, record
+from .shell import UNKNOWN, Command, Script, Word, parse
+from .targets import Ctx
+from .wrappers import Invocation, base, strip
+
+MAX_DEPTH = 8
+MAX_EXPANSIONS = 16
+
+NET_FETCHERS = frozenset({"curl", "wget", "fetch", "http", "https", "xh", "aria2c", "lwp-request", "GET",
+                          "lynx", "links", "httpie", "curlie"})
+
+
+@record
+class Stdin:
+    """What a command reads on standard input (from earlier pipeline stages or redirections)."""
+
+    kind: str = "none"  # none | text | net | find | ls | unknown
+    text: str = ""
+    roots: list[str] = field(default_factory=list)
+    filtered: bool = False
+    secret: str = ""  # what secret flows in, if any
+
+
+@record
+class Call:
+    inv: Invocation
+    cmd: Command
+    script: Script
+    stdin: Stdin
+    depth: int
+    words: list[list[str]]  # evaluated words (each may expand to several strings)
+
+    @property
+    def name(self) -> str:
+        return self.inv.name
+
+    @property
+    def args(self) -> list[str]:
+        return self.inv.args
+
+    def show(self) -> str:
+        text = " ".join([self.inv.argv0 or self.inv.name, *self.inv.args]).replace(UNKNOWN, "$…")
+        return text if len(text) <= 100 else text[:97] + "..."
+
+
+class Analyzer:
+    def __init__(self, ctx: Ctx) -> None:
+        self.ctx = ctx
+        self.findings: list[Finding] = []
+        self._sub_cache: dict[str, tuple[bool, str]] = {}
+
+    # -- findings -------------------------------------------------------------------------------
+    def add(self, level: str, rule: str, why: str, instead: str = "") -> None:
+        self.findings.append(Finding(level, rule, why, instead))
+
+    # -- expansion ------------------------------------------------------------------------------
+    def expand(self, w: Word) -> list[str]:
+        """Possible values of a word; UNKNOWN marks what cannot be known."""
+        choices: list[list[str]] = []
+        for p in w.parts:
+            if p.kind == "lit":
+                choices.append([p.text])
+            elif p.kind == "tilde":
+                if p.text == "" or p.text == posixpath.basename(self.ctx.home):
+                    choices.append([self.ctx.home])
+                elif p.text in ("+",):
+                    choices.append([self.ctx.cwd or UNKNOWN])
+                else:
+                    choices.append([posixpath.join(posixpath.dirname(self.ctx.home) or "/home", p.text)])
+            elif p.kind == "var":
+                choices.append(self._var(p.text, p.default))
+            elif p.kind == "sub":
+                choices.append([self._sub_value(p.text)])
+            elif p.kind == "proc":
+                choices.append(["/dev/fd/63"])
+            else:
+                choices.append(["0"])
+        out = []
+        for combo in itertools.islice(itertools.product(*choices), MAX_EXPANSIONS):
+            out.append("".join(combo))
+        return out or [""]
+
+    def _var(self, name: str, default: str | None) -> list[str]:
+        ctx = self.ctx
+        if name in ctx.vars:
+            val = ctx.vars[name]
+            return val.split("\x01") if "\x01" in val else [val]
+        if name == "HOME":
+            return [ctx.home]
+        if name == "PWD":
+            return [ctx.cwd or UNKNOWN]
+        if name == "USER" or name == "LOGNAME":
+            return [posixpath.basename(ctx.home)]
+        if name == "TMPDIR":
+            return [ctx.tmpdirs[-1] if len(ctx.tmpdirs) > 4 else "/tmp"]
+        if name == "CLAUDE_PROJECT_DIR":
+            return [ctx.project or UNKNOWN]
+        if default is not None:
+            sub = parse("x " + default).commands
+            if sub and len(sub[0].words) == 2:
+                return self.expand(sub[0].words[1])
+            return [default]
+        return [UNKNOWN]
+
+    def _sub_value(self, text: str) -> str:
+        """The output of ``$(text)`` when it is knowable (pwd, mktemp, echo ...)."""
+        sc = parse(text)
+        if len(sc.commands) != 1 or not sc.commands[0].words:
+            return UNKNOWN
+        words = [v for w in sc.commands[0].words for v in self.expand(w)]
+        inv = strip(words)
+        if inv.name == "pwd":
+            return self.ctx.cwd or UNKNOWN
+        if inv.name == "git" and inv.args[-2:] == ["rev-parse", "--show-toplevel"] or inv.args == ["rev-parse", "--show-toplevel"]:
+            return self.ctx.project or UNKNOWN
+        if inv.name == "mktemp":
+            if "-p" in inv.args or "--tmpdir" in " ".join(inv.args) and "=" in " ".join(inv.args):
+                return UNKNOWN
+            return "/tmp/tmp.guardian"
+        if inv.name in ("echo", "printf") and inv.args:
+            return " ".join(a for a in inv.args if not a.startswith("-"))
+        if inv.name in ("dirname",) and inv.args:
+            return posixpath.dirname(inv.args[-1]) or "."
+        if inv.name == "realpath" and inv.args:
+            return targets.resolve(self.ctx, inv.args[-1]) or UNKNOWN
+        return UNKNOWN
+
+    # -- substitution facts ---------------------------------------------------------------------
+    def sub_info(self, text: str) -> tuple[bool, str]:
+        """(fetches from the network, secret it reads) for a substitution body."""
+        if text in self._sub_cache:
+            return self._sub_cache[text]
+        from .rules_exec import reads_secret
+
+        fetch = False
+        secret = ""
+        for cmd in parse(text).commands:
+            words = [v for w in cmd.words for v in self.expand(w)]
+            inv = strip(words)
+            if inv.name in NET_FETCHERS:
+                fetch = True
+            s = reads_secret(self, inv, cmd)
+            secret = secret or s
+        self._sub_cache[text] = (fetch, secret)
+        return fetch, secret
+
+    def word_subs(self, w: Word) -> list[str]:
+        return [p.text for p in w.parts if p.kind in ("sub", "proc")]
+
+    # -- walking --------------------------------------------------------------------------------
+    def script(self, text: str, depth: int = 0) -> None:
+        if depth > MAX_DEPTH:
+            self.add("ask", "nesting", "the command nests shells too deeply to judge",
+                     "Run the inner commands directly so they can be checked.")
+            return
+        if UNKNOWN in text:
+            text = text.replace(UNKNOWN, "$UNKNOWN_")
+        sc = parse(text)
+        from .rules_sys import fork_bombs
+
+        fork_bombs(self, sc)
+        for cmd in sc.commands:
+            self.command(cmd, sc, depth)
+
+    def command(self, cmd: Command, sc: Script, depth: int) -> None:
+        ctx = self.ctx
+        # substitutions run first, as commands of their own
+        for w in [*cmd.words, *(r.target for r in cmd.redirs if r.target), *(v for _n, v in cmd.assigns)]:
+            for p in w.parts:
+                if p.kind in ("sub", "proc"):
+                    saved = ctx.cwd
+                    self.script(p.text, depth + 1)
+                    ctx.cwd = saved
+        words = [self.expand(w) for w in cmd.words]
+        flat = [v for vs in words for v in vs[:1]]
+        if not cmd.words:
+            for name, w in cmd.assigns:
+                vals = self.expand(w)
+                ctx.vars[name] = vals[0]
+            self._redirs(cmd, None, depth, sc)
+            return
+        if flat and flat[0] == "for" and len(flat) >= 3 and flat[2] == "in":
+            vals = [v for vs in words[3:] for v in vs]
+            if vals:
+                ctx.vars[flat[1]] = "\x01".join(vals[:MAX_EXPANSIONS])
+            return
+        if flat and flat[0] in ("case", "select", "function") or cmd.funcdef:
+            return
+        # expand multi-valued words (loop variables) into separate arguments
+        args = [v for vs in words for v in vs]
+        inv = strip(args)
+        if inv.lookup_only:
+            return
+        stdin = self._stdin(cmd, sc)
+        call = Call(inv, cmd, sc, stdin, depth, words)
+        self._redirs(cmd, call, depth, sc)
+        if inv.name in ("cd", "pushd", "chdir"):
+            self._cd(inv.args)
+            return
+        if inv.name == "popd":
+            ctx.cwd = None
+            return
+        if inv.name == "export" or inv.name == "declare" or inv.name == "typeset" or inv.name == "local":
+            for a in inv.args:
+                if "=" in a and not a.startswith("-"):
+                    k, v = a.split("=", 1)
+                    ctx.vars[k] = v
+            return
+        from .dispatch import dispatch
+
+        dispatch(self, call)
+
+    def _cd(self, args: list[str]) -> None:
+        args = [a for a in args if a not in ("-P", "-L", "-e", "--")]
+        if not args:
+            self.ctx.cwd = self.ctx.home
+            return
+        if args[0] == "-":
+            self.ctx.cwd = None
+            return
+        self.ctx.cwd = targets.resolve(self.ctx, args[0])
+        if self.ctx.cwd and UNKNOWN in self.ctx.cwd:
+            self.ctx.cwd = None
+
+    def _stdin(self, cmd: Command, sc: Script) -> Stdin:
+        from .rules_exec import producer_info
+
+        for r in cmd.redirs:
+            if r.op in ("<<", "<<-") and r.heredoc is not None:
+                text = r.heredoc
+                if not r.heredoc_quoted:
+                    text = self._expand_text(text)
+                return Stdin("text", text)
+            if r.op == "<<<" and r.target is not None:
+                return Stdin("text", self.expand(r.target)[0])
+            if r.op == "<" and r.target is not None and r.fd in ("", "0"):
+                path = self.expand(r.target)[0]
+                info = Stdin("unknown")
+                rp = targets.resolve(self.ctx, path)
+                if rp and targets.is_secret_path(rp):
+                    info.secret = path
+                return info
+        if cmd.stage == 0:
+            return Stdin()
+        prev = [c for c in sc.pipeline_of(cmd) if c.stage < cmd.stage]
+        return producer_info(self, prev)
+
+    def _expand_text(self, text: str) -> str:
+        """Expand $VAR and $(...) in an unquoted heredoc body (unknowns stay marked)."""
+        if "$" not in text and "`" not in text:
+            return text
+        sc = parse("x \"" + text.replace("\\", "\\\\").replace('"', '\\"') + '"')
+        if sc.commands and len(sc.commands[0].words) >= 2:
+            for p in sc.commands[0].words[1].parts:
+                if p.kind in ("sub", "proc"):
+                    self.script(p.text, 1)
+            return self.expand(sc.commands[0].words[1])[0]
+        return text
+
+    def _redirs(self, cmd: Command, call: Call | None, depth: int, sc: Script) -> None:
+        from .rules_fs import judge_write
+
+        for r in cmd.redirs:
+            if r.target is None or r.op in ("<<", "<<-", "<<<", "<", "<&"):
+                continue
+            if r.op in (">&", "<&") and (r.target.literal() or "").strip("-").isdigit():
+                continue
+            if r.op == ">&" and (r.target.literal() or "") == "-":
+                continue
+            for path in self.expand(r.target):
+                judge_write(self, path, f"the redirection `{r.fd}{r.op} {path}`".replace(UNKNOWN, "$…"))
+
+
+def _bash(cmd: str, cwd: str | None, env: dict[str, str]) -> Decision:
+    ctx = targets.make_ctx(cwd, env)
+    a = Analyzer(ctx)
+    a.script(cmd)
+    return combine(a.findings)
+
+
+def analyze_tool(tool_name: str, tool_input: dict, cwd: str | None, env: dict[str, str]) -> Decision:
+    if tool_name == "Bash":
+        cmd = tool_input.get("command")
+        if not isinstance(cmd, str):
+            return Decision("allow", [])
+        return _bash(cmd, cwd, env)
+    if tool_name in ("Write", "Edit", "MultiEdit", "NotebookEdit"):
+        path = tool_input.get("file_path") or tool_input.get("notebook_path")
+        if not isinstance(path, str) or not path:
+            return Decision("allow", [])
+        from .rules_fs import judge_write
+
+        ctx = targets.make_ctx(cwd, env)
+        a = Analyzer(ctx)
+        if path.startswith("~"):
+            path = ctx.home + path[1:]
+        judge_write(a, path, f"{tool_name} of {path}")
+        return combine(a.findings)
+    return Decision("allow", [])
+
+
+def command_name(word: str) -> str:
+    return base(word)

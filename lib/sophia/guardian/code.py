@@ -1,0 +1,167 @@
+"""Interpreter one-liners (python -c, node -e, ruby -e, perl -e, php -r ...): what they delete or run.
+
+Only code given inline (``-c``/``-e``, heredocs, here-strings, piped text) is read; a script file is
+not opened. Found: tree removal calls (shutil.rmtree, fs.rmSync, FileUtils.rm_rf, File::Path rmtree
+...) with the path they target, shell strings handed to system()/subprocess/exec, and fork loops.
+``model.eval()`` and other method calls are ordinary code.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .lazyre import LazyRe
+from .record import record
+
+_TREE_FN = LazyRe(
+    r"\b(?:shutil\s*\.\s*rmtree|rmtree|rmSync|rmdirSync|fs\s*\.\s*rm|promises\s*\.\s*rm|fsPromises\s*\.\s*rm|"
+    r"rm_rf|rm_r|remove_dir|remove_entry(?:_secure)?|remove_tree|rimraf(?:\.sync)?|removedirs|emptyDirSync|"
+    r"emptyDir|removeSync|fse?\s*\.\s*remove|Deno\s*\.\s*remove|rmdir|RemoveAll|deleteRecursively|"
+    r"delete_tree)\b\s*(?=[(\s\"'])"
+)
+_FILE_FN = LazyRe(r"\b(?:os\s*\.\s*(?:remove|unlink)|unlinkSync|File\s*\.\s*delete|unlink|\.unlink)\s*(?=[(\s\"'])")
+_SHELL_FN = LazyRe(
+    r"\b(?:os\s*\.\s*system|os\s*\.\s*popen|subprocess\s*\.\s*(?:run|call|check_call|check_output|Popen|getoutput|getstatusoutput)|"
+    r"execSync|exec|execFileSync|spawnSync|spawn|system|shell_exec|passthru|popen|proc_open|Open3\s*\.\s*\w+|"
+    r"IO\s*\.\s*popen|Kernel\s*\.\s*system|do\s+shell\s+script|Deno\s*\.\s*run|Bun\s*\.\s*spawn|\$)\s*(?=[(\s\"'`{])"
+)
+_BACKTICK = LazyRe(r"`([^`]+)`|%x\{([^}]*)\}|%x\(([^)]*)\)|qx\{([^}]*)\}|qx\(([^)]*)\)")
+_FORK = LazyRe(
+    r"(?:\b(?:while|until|loop|for\s*\(\s*;\s*;\s*\))\b.{0,80}?\bfork\b)|(?:\bfork\b\s*(?:\(\s*\))?\s*(?:while|until)\b)"
+    r"|(?:\bfork\b\s*(?:\(\s*\))?\s*(?:;\s*)?(?:redo|goto)\b)",
+    re.S,
+)
+_HOME_REF = LazyRe(
+    r"expanduser\s*\(\s*[rbuf]?['\"]~|Path\s*\.\s*home\s*\(\s*\)|environ\s*\[\s*['\"]HOME|getenv\s*\(\s*['\"]HOME|"
+    r"environ\s*\.\s*get\s*\(\s*['\"]HOME|homedir\s*\(\s*\)|process\s*\.\s*env\s*\.\s*HOME|env\s*\[\s*['\"]HOME|"
+    r"ENV\s*\[\s*['\"]HOME|Dir\s*\.\s*home|\$ENV\s*\{\s*['\"]?HOME|\$HOME\b|Deno\s*\.\s*env\s*\.\s*get\s*\(\s*['\"]HOME|"
+    r"File\s*\.\s*expand_path\s*\(\s*['\"]~|Environment\.GetFolderPath|user\.home"
+)
+_CWD_REF = LazyRe(r"getcwd\s*\(\s*\)|process\s*\.\s*cwd\s*\(\s*\)|Dir\s*\.\s*pwd|Path\s*\.\s*cwd\s*\(\s*\)|cwd\s*\(\s*\)")
+_STRLIT = LazyRe(r"[rbuf]?'((?:[^'\\]|\\.)*)'|[rbuf]?\"((?:[^\"\\]|\\.)*)\"|`([^`$]*)`")
+
+
+@record
+class CodeCall:
+    kind: str  # tree | file | shell
+    path: str | None  # for tree/file: "~"-relative or absolute or relative path; None = unknown
+    shell: str | None = None  # for shell: the command text (None = built at run time)
+
+
+def _args_text(code: str, i: int) -> str:
+    """Text of the call's arguments starting at ``code[i]`` (after the function name)."""
+    n = len(code)
+    while i < n and code[i] in " \t":
+        i += 1
+    if i < n and code[i] == "(":
+        depth = 0
+        j = i
+        while j < n:
+            c = code[j]
+            if c in "'\"`":
+                k = j + 1
+                while k < n and code[k] != c:
+                    k += 2 if code[k] == "\\" else 1
+                j = k + 1
+                continue
+            if c in "([{":
+                depth += 1
+            elif c in ")]}":
+                depth -= 1
+                if depth == 0:
+                    return code[i + 1:j]
+            j += 1
+        return code[i + 1:]
+    m = re.match(r"[^;\n]*", code[i:])
+    return m.group(0) if m else ""
+
+
+def _first_arg(args: str) -> str:
+    depth = 0
+    i = 0
+    n = len(args)
+    while i < n:
+        c = args[i]
+        if c in "'\"`":
+            k = i + 1
+            while k < n and args[k] != c:
+                k += 2 if args[k] == "\\" else 1
+            i = k + 1
+            continue
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif c == "," and depth == 0:
+            return args[:i]
+        i += 1
+    return args
+
+
+def _literals(text: str) -> list[str]:
+    out = []
+    for m in _STRLIT.finditer(text):
+        val = next(g for g in m.groups() if g is not None) if any(g is not None for g in m.groups()) else ""
+        out.append(val.replace("\\\\", "\\").replace("\\'", "'").replace('\\"', '"'))
+    return out
+
+
+def path_of(expr: str) -> str | None:
+    """Best guess of the path an argument expression names; '~' stands for HOME; None = unknown."""
+    expr = re.sub(r"\b(?:require|import)\s*\(\s*['\"][^'\"]*['\"]\s*\)", "", expr)
+    lits = [x for x in _literals(expr) if x not in ("utf-8", "utf8")]
+    if _HOME_REF.search(expr):
+        rest = [x.lstrip("~").strip("/") for x in lits if not x.startswith(("HOME", "USERPROFILE"))]
+        rest = [x for x in rest if x and x != "HOME"]
+        return "~/" + "/".join(rest) if rest else "~"
+    if _CWD_REF.search(expr):
+        rest = [x.strip("/") for x in lits if x.strip("/")]
+        return "./" + "/".join(rest) if rest else "."
+    if lits:
+        head = lits[0]
+        if re.search(r"\bjoin\b", expr) and len(lits) > 1:
+            return "/".join([head.rstrip("/")] + [x.strip("/") for x in lits[1:]]) or "/"
+        if "{" in head or "%" in head:
+            return None
+        return head
+    bare = expr.strip()
+    if re.fullmatch(r"['\"]?\.['\"]?", bare):
+        return "."
+    return None
+
+
+def calls(code: str) -> list[CodeCall]:
+    found: list[CodeCall] = []
+    for m in _TREE_FN.finditer(code):
+        name = m.group(0)
+        arg = _first_arg(_args_text(code, m.end()))
+        p = path_of(arg)
+        # rmdir without `recursive` only removes an empty directory
+        kind = "file" if "rmdir" in name and "recursive" not in code[m.end():m.end() + 200] else "tree"
+        if name.strip().startswith(("fs", "promises", "fsPromises")) and "recursive" not in code[m.end():m.end() + 200]:
+            kind = "file"
+        found.append(CodeCall(kind, p))
+    for m in _FILE_FN.finditer(code):
+        arg = _first_arg(_args_text(code, m.end()))
+        found.append(CodeCall("file", path_of(arg)))
+    for m in _SHELL_FN.finditer(code):
+        if m.group(0).startswith("$") and code[m.end():m.end() + 1] != "(":
+            continue
+        args = _args_text(code, m.end())
+        lits = _literals(args)
+        if not lits:
+            found.append(CodeCall("shell", None, None))
+            continue
+        if args.lstrip().startswith("["):
+            found.append(CodeCall("shell", None, " ".join(lits)))
+        else:
+            dynamic = bool(re.search(r"\+|\$\{|%s|\{\w*\}|\bformat\b|f['\"]", args))
+            found.append(CodeCall("shell", None, lits[0] if not dynamic else " ".join(lits)))
+    for m in _BACKTICK.finditer(code):
+        text = next(g for g in m.groups() if g is not None)
+        found.append(CodeCall("shell", None, text))
+    return found
+
+
+def is_fork_loop(code: str) -> bool:
+    return bool(_FORK.search(code))

@@ -1,0 +1,64 @@
+"""Which rule family judges which program."""
+
+from __future__ import annotations
+
+from . import rules_exec, rules_fs, rules_sys, rules_vcs_db
+from .wrappers import SHELLS, interpreter
+
+TYPE_CHECKING = False  # typing is not imported on the hook path
+if TYPE_CHECKING:
+    from .analyze import Analyzer, Call
+
+_TABLE = {
+    "rm": rules_fs.rm, "unlink": rules_fs.rm, "srm": rules_fs.rm, "rimraf": rules_fs.rm, "del-cli": rules_fs.rm,
+    "trash": rules_fs.rm, "trash-put": rules_fs.rm,
+    "find": rules_fs.find, "fd": rules_fs.fd, "fdfind": rules_fs.fd,
+    "rsync": rules_fs.rsync,
+    "tee": rules_fs.tee, "cp": rules_fs.copy_move, "mv": rules_fs.copy_move, "install": rules_fs.copy_move,
+    "ln": rules_fs.link, "sed": rules_fs.sed, "truncate": rules_fs.truncate,
+    "chmod": rules_fs.perms, "chown": rules_fs.perms, "chgrp": rules_fs.perms,
+    "shred": rules_sys.shred, "dd": rules_sys.dd, "wipefs": rules_sys.wipefs, "blkdiscard": rules_sys.blkdiscard,
+    "fdisk": rules_sys.partition, "sfdisk": rules_sys.partition, "cfdisk": rules_sys.partition,
+    "gdisk": rules_sys.partition, "sgdisk": rules_sys.partition, "parted": rules_sys.partition,
+    "hdparm": rules_sys.hdparm, "cryptsetup": rules_sys.cryptsetup,
+    "lvremove": rules_sys.volume, "vgremove": rules_sys.volume, "pvremove": rules_sys.volume,
+    "zpool": rules_sys.zfs, "zfs": rules_sys.zfs, "mdadm": rules_sys.mdadm, "diskutil": rules_sys.diskutil,
+    "kill": rules_sys.kill, "pkill": rules_sys.pkill, "killall": rules_sys.pkill, "killall5": rules_sys.killall5,
+    "history": rules_sys.history, "crontab": rules_sys.crontab,
+    "shutdown": rules_sys.power, "reboot": rules_sys.power, "halt": rules_sys.power, "poweroff": rules_sys.power,
+    "init": rules_sys.power, "telinit": rules_sys.power, "systemctl": rules_sys.systemctl,
+    "git": rules_vcs_db.git,
+    "psql": rules_vcs_db.psql, "mysql": rules_vcs_db.mysql, "mariadb": rules_vcs_db.mysql,
+    "sqlite3": rules_vcs_db.sqlite, "sqlite": rules_vcs_db.sqlite, "duckdb": rules_vcs_db.sqlite,
+    "mongo": rules_vcs_db.mongo, "mongosh": rules_vcs_db.mongo, "redis-cli": rules_vcs_db.redis,
+    "valkey-cli": rules_vcs_db.redis, "keydb-cli": rules_vcs_db.redis,
+    "dropdb": rules_vcs_db.dropdb, "mysqladmin": rules_vcs_db.mysqladmin,
+    "clickhouse-client": rules_vcs_db.generic_sql, "clickhouse": rules_vcs_db.generic_sql,
+    "cqlsh": rules_vcs_db.generic_sql, "sqlcmd": rules_vcs_db.generic_sql, "cockroach": rules_vcs_db.generic_sql,
+    "pgcli": rules_vcs_db.generic_sql, "mycli": rules_vcs_db.generic_sql, "litecli": rules_vcs_db.generic_sql,
+    "eval": rules_exec.eval_, "source": rules_exec.source, ".": rules_exec.source,
+    "su": rules_exec.su, "watch": rules_exec.watch, "ssh": rules_exec.ssh,
+    "terraform": rules_sys.infra, "tofu": rules_sys.infra, "kubectl": rules_sys.kubectl, "helm": rules_sys.infra,
+    "docker": rules_exec.container, "podman": rules_exec.container, "nerdctl": rules_exec.container,
+    "aws": rules_exec.cloud, "gsutil": rules_exec.cloud, "gcloud": rules_exec.cloud, "az": rules_exec.cloud,
+}
+
+
+def dispatch(a: Analyzer, call: Call) -> None:
+    name = call.name
+    rules_exec.downloaded_exec(a, call)
+    rules_exec.exfiltration(a, call)
+    if name in _TABLE:
+        _TABLE[name](a, call)
+    elif name.startswith("mkfs") or name in ("mke2fs", "mkswap", "mkntfs", "newfs", "mkdosfs", "mkfs"):
+        rules_sys.mkfs(a, call)
+    elif name in SHELLS:
+        rules_exec.shell(a, call)
+    elif interpreter(name):
+        rules_exec.interp(a, call, interpreter(name) or "")
+    elif name in rules_exec.NET_FETCHERS:
+        rules_exec.fetcher(a, call)
+    elif name in a.ctx.functions:
+        rules_sys.call_function(a, call)
+    if name == "xargs-echo":
+        return

@@ -1,0 +1,31 @@
+"""``logs/guardian_blocks.jsonl``: one redacted JSON line per deny/ask (0600, one O_APPEND write)."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+MAX_COMMAND = 2000
+
+
+def record(sophia_home: str, entry: dict) -> None:
+    """Append ``entry``; the command text passes through :func:`sophia.redact.redact` first."""
+    from ..redact import redact, redact_obj
+
+    entry = dict(entry)
+    cmd = entry.get("command")
+    if isinstance(cmd, str):
+        cmd = redact(cmd)
+        entry["command"] = cmd if len(cmd) <= MAX_COMMAND else cmd[:MAX_COMMAND] + "...[truncated]"
+    entry = redact_obj(entry)
+    entry.setdefault("ts", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+    logs = os.path.join(sophia_home, "logs")
+    os.makedirs(logs, mode=0o700, exist_ok=True)
+    data = (json.dumps(entry, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8")
+    fd = os.open(os.path.join(logs, "guardian_blocks.jsonl"), os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC,
+                 0o600)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)

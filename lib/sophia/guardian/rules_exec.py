@@ -1,0 +1,598 @@
+"""Code that runs code: shells (-c, stdin), eval/source, interpreter one-liners, downloads that get
+executed (curl | sh), and secrets that flow to the network."""
+
+from __future__ import annotations
+
+import re
+
+from . import code as codemod
+from . import targets
+from .lazyre import LazyRe
+from .shell import UNKNOWN, Command
+from .wrappers import SHELLS, Invocation, interpreter, strip
+
+TYPE_CHECKING = False  # typing is not imported on the hook path
+if TYPE_CHECKING:
+    from .analyze import Analyzer, Call, Stdin
+
+NET_FETCHERS = frozenset({"curl", "wget", "fetch", "http", "https", "xh", "aria2c", "lwp-request", "lynx",
+                          "httpie", "curlie"})
+NET_SENDERS = frozenset({"curl", "wget", "nc", "ncat", "netcat", "socat", "telnet", "scp", "sftp", "ftp", "http",
+                         "https", "xh", "mail", "mailx", "sendmail", "mutt", "openssl", "ssh", "rsync", "rclone",
+                         "s3cmd", "curlie", "httpie", "wormhole", "croc", "transfer"})
+FETCH_INSTEAD = ("Download to a file, show it to the user for review, and only run it once they approve "
+                 "(or install through a package manager).")
+_ENV_DUMPERS = frozenset({"env", "printenv", "set", "export", "declare", "compgen"})
+_SECRET_VAR = LazyRe(r"(?i)(?:TOKEN|SECRET|PASSW(?:OR)?D|API_?KEY|PRIVATE|CREDENTIAL|ACCESS_?KEY|AUTH)")
+_CODE_OPTS = {
+    "python": ("-c",), "js": ("-e", "--eval", "-p", "--print"), "ruby": ("-e",), "perl": ("-e", "-E"),
+    "php": ("-r",), "lua": ("-e",), "r": ("-e",), "applescript": ("-e",), "ps": ("-c", "-Command", "-command"),
+    "tcl": (), "awk": (),
+}
+
+
+# -- secrets -----------------------------------------------------------------------------------
+
+
+def reads_secret(a: Analyzer, inv: Invocation, cmd: Command | None) -> str:
+    """What secret this command reads ('' if none)."""
+    if inv.name in _ENV_DUMPERS and not inv.args or inv.name in ("env", "printenv") and all(
+            x.startswith("-") for x in inv.args):
+        return "the environment (API keys and tokens)"
+    if inv.name == "gpg" and any(x.startswith("--export-secret") for x in inv.args):
+        return "GPG secret keys"
+    if inv.name == "security" and any(x.startswith("find-") and "password" in x for x in inv.args):
+        return "a keychain password"
+    if inv.name == "gh" and inv.args[:2] == ["auth", "token"]:
+        return "the GitHub token"
+    if inv.name == "aws" and "export-credentials" in inv.args:
+        return "AWS credentials"
+    if inv.name in ("echo", "printf"):
+        return ""
+    for x in inv.args:
+        val = x.split("=", 1)[1] if x.startswith("-") and "=" in x else x
+        val = val.lstrip("@")
+        if not val or val.startswith("-") and val != "-":
+            continue
+        rp = targets.resolve(a.ctx, val) if UNKNOWN not in val else None
+        if rp and (targets.is_secret_path(rp) or rp in ("/proc/self/environ",)):
+            return val
+    if cmd is not None:
+        for r in cmd.redirs:
+            if r.op == "<" and r.target is not None:
+                v = a.expand(r.target)[0]
+                rp = targets.resolve(a.ctx, v)
+                if rp and targets.is_secret_path(rp):
+                    return v
+    return ""
+
+
+def _arg_secret(a: Analyzer, call: Call) -> str:
+    """A secret embedded in the arguments: $(cat .env), $SECRET_TOKEN in data, @file uploads."""
+    for w in call.cmd.words:
+        for p in w.parts:
+            if p.kind in ("sub", "proc"):
+                _f, s = a.sub_info(p.text)
+                if s:
+                    return s
+    return ""
+
+
+def _data_args(call: Call) -> list[tuple[str, str]]:
+    """(option, value) pairs of a sender that carry uploaded data."""
+    out = []
+    args = call.args
+    data_opts = ("-d", "--data", "--data-binary", "--data-raw", "--data-urlencode", "--data-ascii", "-F", "--form",
+                 "-T", "--upload-file", "--json", "--post-data", "--post-file", "--body-file", "--body-data")
+    for i, x in enumerate(args):
+        for o in data_opts:
+            if x == o and i + 1 < len(args):
+                out.append((o, args[i + 1]))
+            elif x.startswith(o + "=") and o.startswith("--"):
+                out.append((o, x[len(o) + 1:]))
+            elif o in ("-d", "-F", "-T") and x.startswith(o) and len(x) > 2 and not x.startswith("--"):
+                out.append((o, x[2:]))
+    return out
+
+
+def exfiltration(a: Analyzer, call: Call) -> None:
+    name = call.name
+    if name not in NET_SENDERS and not _dev_tcp(a, call):
+        return
+    via = f"`{call.show()}`"
+    instead = "Never send keys, tokens or .env contents off the machine; ask the user."
+    if _dev_tcp(a, call):
+        s0 = reads_secret(a, call.inv, None) or _arg_secret(a, call)
+        if s0:
+            a.add("deny", "secret_exfil", f"{via} sends {s0} to a network socket", instead)
+            return
+    if call.stdin.secret and name not in ("ssh",) or call.stdin.secret and name == "ssh":
+        a.add("deny", "secret_exfil", f"{via} sends {call.stdin.secret} over the network", instead)
+        return
+    s = _arg_secret(a, call)
+    if s and name not in ("ssh",):
+        a.add("deny", "secret_exfil", f"{via} sends {s} over the network", instead)
+        return
+    for opt, val in _data_args(call):
+        for piece in re.split(r"[=;,]", val):
+            piece = piece.strip()
+            if piece.startswith(("@", "<")) or opt in ("-T", "--upload-file", "--post-file", "--body-file"):
+                f = piece.lstrip("@<")
+                rp = targets.resolve(a.ctx, f) if f and UNKNOWN not in f else None
+                if rp and targets.is_secret_path(rp):
+                    a.add("deny", "secret_exfil", f"{via} uploads {f}", instead)
+                    return
+    if _mentions_secret_var(call):
+        a.add("deny", "secret_exfil", f"{via} sends a secret environment variable", instead)
+        return
+    if name in ("scp", "rsync", "rclone", "s3cmd", "sftp", "croc", "wormhole", "transfer"):
+        pos = [x for x in call.args if not x.startswith("-")]
+        remote_dest = len(pos) >= 2 and (re.match(r"^[\w.@-]+:", pos[-1]) is not None or "://" in pos[-1])
+        if remote_dest or name in ("croc", "wormhole", "transfer"):
+            for s_ in pos[:-1] if remote_dest else pos:
+                rp = targets.resolve(a.ctx, s_) if UNKNOWN not in s_ else None
+                if rp and (targets.is_secret_path(rp) or targets.zone(a.ctx, rp).kind == "home_sensitive"):
+                    a.add("deny", "secret_exfil", f"{via} copies {s_} to another machine", instead)
+                    return
+
+
+_DATA_OPTS = ("-d", "--data", "--data-binary", "--data-raw", "--data-urlencode", "--data-ascii", "-F", "--form",
+              "--json", "--post-data", "--body-data", "--form-string")
+
+
+def _mentions_secret_var(call: Call) -> bool:
+    """A secret-named variable expanded into uploaded data or a URL (not a header/credential option)."""
+    words = call.cmd.words
+    for i, w in enumerate(words):
+        if not any(p.kind == "var" and _SECRET_VAR.search(p.text) for p in w.parts):
+            continue
+        prev = (words[i - 1].literal() or "") if i else ""
+        head = w.parts[0].text if w.parts and w.parts[0].kind == "lit" else ""
+        if prev in _DATA_OPTS or head.startswith(tuple(o + "=" for o in _DATA_OPTS if o.startswith("--"))) \
+                or head.startswith(("-d", "-F")) or "://" in head or call.name in ("nc", "ncat", "netcat", "socat",
+                                                                                 "telnet"):
+            return True
+    return False
+
+
+def _is_header_value(call: Call, raw: str) -> bool:
+    words = call.cmd.words
+    for i, w in enumerate(words):
+        if w.raw == raw and i > 0 and (words[i - 1].literal() or "") in ("-H", "--header", "-u", "--user",
+                                                                           "--oauth2-bearer"):
+            return True
+    return False
+
+
+def _dev_tcp(a: Analyzer, call: Call) -> bool:
+    for r in call.cmd.redirs:
+        if r.target is not None and r.op in (">", ">>", "<>", "&>") and "/dev/tcp/" in (r.target.raw or ""):
+            return True
+    return False
+
+
+def producer_info(a: Analyzer, prev: list[Command]) -> Stdin:
+    """Describe what earlier pipeline stages write into the next one."""
+    from .analyze import Stdin
+    from .rules_fs import find_roots
+
+    info = Stdin("unknown")
+    for c in prev:
+        words = [v for w in c.words for v in a.expand(w)[:1]]
+        inv = strip(words)
+        sec = reads_secret(a, inv, c)
+        for w in c.words:
+            for p in w.parts:
+                if p.kind in ("sub", "proc"):
+                    _f, s2 = a.sub_info(p.text)
+                    sec = sec or s2
+        if sec:
+            info.secret = sec
+        if inv.name in NET_FETCHERS and not _fetch_writes_file(inv):
+            info.kind = "net"
+        elif info.kind == "net":
+            continue
+        elif inv.name in ("echo", "printf"):
+            for w in c.words:
+                for p in w.parts:
+                    if p.kind == "var" and _SECRET_VAR.search(p.text):
+                        info.secret = info.secret or f"${p.text}"
+            info.kind = "text"
+            args = list(inv.args)
+            while args and re.match(r"^-[neE]+$", args[0]):
+                args.pop(0)
+            if inv.name == "printf" and args:
+                fmt = args[0]
+                text = fmt.replace("\\n", "\n")
+                for val in args[1:]:
+                    text = text.replace("%s", val, 1) if "%s" in text else text + " " + val
+                info.text = text
+            else:
+                info.text = " ".join(args).replace("\\n", "\n") if inv.name == "printf" else " ".join(args)
+        elif inv.name == "cat" and not inv.args:
+            for r in c.redirs:
+                if r.op in ("<<", "<<-") and r.heredoc is not None:
+                    info.kind = "text"
+                    info.text = r.heredoc if r.heredoc_quoted else a._expand_text(r.heredoc)
+        elif inv.name == "find":
+            roots, expr = find_roots(inv.args)
+            info.kind = "find"
+            info.roots = roots
+            info.filtered = any(x in ("-name", "-iname", "-path", "-regex", "-mtime", "-type", "-newer", "-size",
+                                      "-empty", "-mmin", "-ipath") for x in expr)
+        elif inv.name == "ls":
+            info.kind = "ls"
+            info.roots = [x for x in inv.args if not x.startswith("-")]
+        elif inv.name in ("tee", "grep", "sed", "sort", "uniq", "head", "tail", "cut", "awk", "tr", "xxd", "base64",
+                          "gzip", "bzip2", "xz", "tar", "zip", "openssl", "gpg"):
+            pass  # filters keep what flows (secret / net)
+        else:
+            if info.kind not in ("net",):
+                info.kind = "unknown"
+    return info
+
+
+def _fetch_writes_file(inv: Invocation) -> bool:
+    args = inv.args
+    if inv.name == "curl":
+        return any(x in ("-o", "--output", "-O", "--remote-name", "--remote-name-all", "-J") or
+                   re.match(r"^-[a-zA-Z]*[oO]", x) is not None and not x.startswith("--") for x in args) and \
+            not _curl_stdout(args)
+    if inv.name == "wget":
+        for i, x in enumerate(args):
+            if x in ("-O", "--output-document") and i + 1 < len(args):
+                return args[i + 1] != "-"
+            if x.startswith("--output-document="):
+                return x.split("=", 1)[1] != "-"
+            if re.match(r"^-[a-zA-Z]*O-?$", x):
+                return not x.endswith("-") and not (i + 1 < len(args) and args[i + 1] == "-")
+        return True
+    return False
+
+
+def _curl_stdout(args: list[str]) -> bool:
+    for i, x in enumerate(args):
+        if x in ("-o", "--output") and i + 1 < len(args) and args[i + 1] == "-":
+            return True
+    return False
+
+
+def _download_targets(a: Analyzer, inv: Invocation) -> list[str]:
+    args = inv.args
+    out = []
+    urls = [x for x in args if re.match(r"^(?:https?|ftp)://", x)]
+    for i, x in enumerate(args):
+        if x in ("-o", "--output", "-O", "--output-document") and i + 1 < len(args):
+            if not (inv.name == "curl" and x == "-O"):
+                out.append(args[i + 1])
+        elif x.startswith(("--output=", "--output-document=")):
+            out.append(x.split("=", 1)[1])
+        elif inv.name == "curl" and re.match(r"^-[a-zA-Z]*o$", x) and i + 1 < len(args):
+            out.append(args[i + 1])
+    if (inv.name == "wget" and not out) or (inv.name == "curl" and any(
+            x in ("-O", "--remote-name") or re.match(r"^-[a-zA-Z]*O", x) for x in args) and not out):
+        for u in urls:
+            name = u.split("?")[0].rstrip("/").rsplit("/", 1)[-1]
+            if name:
+                out.append(name)
+    resolved = []
+    for o in out:
+        rp = targets.resolve(a.ctx, o)
+        if rp:
+            resolved.append(rp)
+    return resolved
+
+
+def fetcher(a: Analyzer, call: Call) -> None:
+    from .rules_fs import judge_write
+
+    for p in _download_targets(a, call.inv):
+        a.ctx.downloaded.add(p)
+        judge_write(a, p, f"`{call.show()}`")
+
+
+def downloaded_exec(a: Analyzer, call: Call) -> None:
+    """Running a file downloaded earlier in the same command line."""
+    if not a.ctx.downloaded:
+        return
+    cand = []
+    if call.inv.argv0 and ("/" in call.inv.argv0):
+        cand.append(call.inv.argv0)
+    if call.name in SHELLS or interpreter(call.name) or call.name in ("source", ".", "chmod"):
+        cand += [x for x in call.args if not x.startswith("-")][:2]
+    for c in cand:
+        rp = targets.resolve(a.ctx, c)
+        if rp in a.ctx.downloaded:
+            if call.name == "chmod":
+                continue
+            a.add("deny", "curl_pipe", f"`{call.show()}` runs {c}, downloaded a moment before without review",
+                  FETCH_INSTEAD)
+            return
+
+
+# -- shells and interpreters --------------------------------------------------------------------
+
+
+def _stdin_code(a: Analyzer, call: Call, lang: str) -> None:
+    st = call.stdin
+    via = f"`{call.show()}`"
+    if st.kind == "net":
+        a.add("deny", "curl_pipe", f"{via} runs code straight from the network", FETCH_INSTEAD)
+    elif st.kind == "text":
+        if lang == "sh":
+            a.script(st.text, call.depth + 1)
+        else:
+            code(a, st.text, lang, call.depth + 1, via)
+
+
+def shell(a: Analyzer, call: Call) -> None:
+    args = call.args
+    if call.name == "busybox":
+        inv = strip(args)
+        if inv.name:
+            return
+    i = 0
+    cstr = None
+    while i < len(args):
+        x = args[i]
+        if x == "--":
+            i += 1
+            break
+        if x.startswith("-") and not x.startswith("--") and "c" in x[1:] and len(x) > 1 or x == "-c":
+            if i + 1 < len(args):
+                cstr = args[i + 1]
+            break
+        if x in ("-o", "+o", "-O", "+O", "--rcfile", "--init-file"):
+            i += 2
+            continue
+        if x.startswith(("-", "+")):
+            i += 1
+            continue
+        break
+    via = f"`{call.show()}`"
+    if cstr is not None:
+        _run_string(a, call, cstr, "sh", via)
+        return
+    script_args = args[i:]
+    if not script_args or script_args[0] == "-" or "-s" in args[:i]:
+        _stdin_code(a, call, "sh")
+        return
+    _run_file_word(a, call, i, via)
+
+
+def _run_file_word(a: Analyzer, call: Call, idx: int, via: str) -> None:
+    """The script argument is a process substitution: judge where its text comes from."""
+    words = call.cmd.words
+    offset = len(words) - len(call.args)
+    k = offset + idx
+    if 0 <= k < len(words):
+        for p in words[k].parts:
+            if p.kind == "proc":
+                fetch, _s = a.sub_info(p.text)
+                if fetch:
+                    a.add("deny", "curl_pipe", f"{via} runs a script straight from the network", FETCH_INSTEAD)
+                else:
+                    a.script(_proc_output_as_script(p.text), call.depth + 1)
+
+
+def _proc_output_as_script(text: str) -> str:
+    m = re.match(r"^\s*(?:echo|printf)\s+(.*)$", text, re.S)
+    return m.group(1).strip("'\"") if m else ""
+
+
+def _run_string(a: Analyzer, call: Call, text: str, lang: str, via: str) -> None:
+    """A string that will run as code: analyse it; judge what unknown parts come from."""
+    if UNKNOWN in text:
+        for w in call.cmd.words:
+            for p in w.parts:
+                if p.kind in ("sub", "proc"):
+                    fetch, _s = a.sub_info(p.text)
+                    if fetch:
+                        a.add("deny", "curl_pipe", f"{via} runs code fetched from the network", FETCH_INSTEAD)
+                        return
+    if lang == "sh":
+        a.script(text, call.depth + 1)
+    else:
+        code(a, text, lang, call.depth + 1, via)
+
+
+def eval_(a: Analyzer, call: Call) -> None:
+    text = " ".join(call.args)
+    via = f"`{call.show()}`"
+    if text.strip() == UNKNOWN or text.strip().strip('"') == UNKNOWN:
+        subs = [p for w in call.cmd.words for p in w.parts if p.kind == "sub"]
+        if subs:
+            for p in subs:
+                fetch, _s = a.sub_info(p.text)
+                if fetch:
+                    a.add("deny", "curl_pipe", f"{via} evaluates code fetched from the network", FETCH_INSTEAD)
+            return
+        a.add("ask", "eval", f"{via} evaluates a command only known at run time",
+              "Run the command directly so it can be checked.")
+        return
+    _run_string(a, call, text, "sh", via)
+
+
+def source(a: Analyzer, call: Call) -> None:
+    via = f"`{call.show()}`"
+    if call.args and call.args[0] in ("/dev/stdin", "-"):
+        _stdin_code(a, call, "sh")
+        return
+    _run_file_word(a, call, 0, via)
+
+
+def su(a: Analyzer, call: Call) -> None:
+    args = call.args
+    for i, x in enumerate(args):
+        if x in ("-c", "--command") and i + 1 < len(args):
+            _run_string(a, call, args[i + 1], "sh", f"`{call.show()}`")
+            return
+
+
+def watch(a: Analyzer, call: Call) -> None:
+    args = call.args
+    i = 0
+    while i < len(args) and args[i].startswith("-"):
+        i += 2 if args[i] in ("-n", "--interval", "-d=", "-q") else 1
+    if i < len(args):
+        a.script(" ".join(args[i:]), call.depth + 1)
+
+
+_SSH_OPTS = frozenset("bcDEeFIiJLlmOopQRSWw")
+
+
+def ssh(a: Analyzer, call: Call) -> None:
+    args = call.args
+    i = 0
+    while i < len(args):
+        x = args[i]
+        if x.startswith("-") and len(x) == 2 and x[1] in _SSH_OPTS:
+            i += 2
+            continue
+        if x.startswith("-"):
+            i += 1
+            continue
+        break
+    rest = args[i + 1:]
+    if rest:
+        remote = a.ctx.copy()
+        saved = a.ctx
+        a.ctx = remote
+        remote.cwd = remote.home
+        remote.project = None
+        remote.kit_dirs = ()
+        try:
+            a.script(" ".join(rest), call.depth + 1)
+        finally:
+            a.ctx = saved
+    if call.stdin.kind == "text":
+        a.script(call.stdin.text, call.depth + 1)
+
+
+def cloud(a: Analyzer, call: Call) -> None:
+    args = call.args
+    if call.name == "aws" and args[:2] in (["s3", "rm"], ["s3", "rb"]) and ("--recursive" in args or "--force" in args):
+        a.add("ask", "infra", f"`{call.show()}` deletes a whole S3 prefix/bucket", "Let the user run it.")
+    elif call.name == "gsutil" and any(x in ("rm", "rb") for x in args) and any(x in ("-r", "-R", "-m") for x in args):
+        a.add("ask", "infra", f"`{call.show()}` deletes cloud storage recursively", "Let the user run it.")
+
+
+def interp(a: Analyzer, call: Call, lang: str) -> None:
+    args = call.args
+    via = f"`{call.show()}`"
+    opts = _CODE_OPTS.get(lang, ())
+    codes: list[str] = []
+    script_idx = None
+    inplace = False
+    i = 0
+    while i < len(args):
+        x = args[i]
+        if lang == "awk":
+            if not x.startswith("-"):
+                codes.append(x)
+                break
+            i += 2 if x in ("-f", "-v", "-F") else 1
+            continue
+        if lang == "js" and call.name == "deno" and x == "eval" and i + 1 < len(args):
+            codes.append(args[i + 1])
+            break
+        if x in opts and i + 1 < len(args):
+            codes.append(args[i + 1])
+            i += 2
+            continue
+        if (re.match(r"^-[A-Za-z]{2,}$", x) and x[1] not in "MmIrW"
+                and any(x.endswith(o[1:]) for o in opts if len(o) == 2)):
+            # clustered flags ending with the code flag: perl -pie / -lne / python -Ic
+            if lang == "perl" and "i" in x[1:-1]:
+                inplace = True
+            if i + 1 < len(args):
+                codes.append(args[i + 1])
+            i += 2
+            continue
+        if lang == "perl" and re.match(r"^-[a-zA-Z]*i", x):
+            inplace = True
+        if x in ("-m",) and lang == "python":
+            return
+        if x.startswith("-") and x != "-":
+            i += 2 if x in ("-W", "-X", "-r", "--require", "-I", "-M") and lang != "ruby" else 1
+            continue
+        script_idx = i
+        break
+    if lang == "perl" and inplace:
+        from .rules_fs import judge_write
+
+        for f in args[i:]:
+            if not f.startswith("-"):
+                judge_write(a, f, via)
+    for c in codes:
+        _run_string(a, call, c, lang, via)
+    if not codes:
+        if script_idx is None or args[script_idx] == "-":
+            _stdin_code(a, call, lang)
+        else:
+            _run_file_word(a, call, script_idx, via)
+
+
+def code(a: Analyzer, text: str, lang: str, depth: int, via: str) -> None:
+    """Judge inline interpreter code."""
+    if codemod.is_fork_loop(text):
+        a.add("deny", "forkbomb", f"{via} forks processes in an endless loop (a fork bomb)", "Do not run it.")
+    from .rules_fs import judge_delete
+
+    for c in codemod.calls(text):
+        if c.kind == "shell":
+            if c.shell is None:
+                if re.search(r"\brm\s+-[a-zA-Z]*[rR]|\bmkfs|\bdd\s", text):
+                    a.add("ask", "interp_rmtree", f"{via} builds a shell command at run time")
+                continue
+            a.script(c.shell, depth + 1)
+            continue
+        p = c.path
+        if p is None:
+            if c.kind == "tree":
+                a.add("ask", "interp_rmtree", f"{via} deletes a directory tree whose path is computed at run time",
+                      "Use a literal path inside the project.")
+            continue
+        if p.startswith("~"):
+            p = a.ctx.home + p[1:]
+        judge_delete(a, p, c.kind == "tree", via)
+    if lang == "awk" and "system" in text:
+        for m in re.finditer(r"system\s*\(\s*\"([^\"]*)\"", text):
+            a.script(m.group(1), depth + 1)
+
+
+_CONTAINER_OPTS = frozenset({"-u", "--user", "-e", "--env", "-w", "--workdir", "--env-file", "-c", "--container",
+                             "-n", "--namespace", "--detach-keys", "--context", "--kubeconfig"})
+
+
+def container(a: Analyzer, call: Call) -> None:
+    """docker/podman exec CONTAINER cmd..., kubectl exec POD -- cmd...: judge the inner command."""
+    args = call.args
+    if not args or args[0] != "exec":
+        return
+    rest = args[1:]
+    if call.name == "kubectl" and "--" in rest:
+        inner = rest[rest.index("--") + 1:]
+    else:
+        i = 0
+        while i < len(rest) and rest[i].startswith("-"):
+            i += 2 if rest[i] in _CONTAINER_OPTS else 1
+        inner = rest[i + 1:]
+    if not inner:
+        return
+    remote = a.ctx.copy()
+    remote.cwd = None
+    remote.project = None
+    remote.kit_dirs = ()
+    saved = a.ctx
+    a.ctx = remote
+    try:
+        a.script(" ".join(_quote(x) for x in inner), call.depth + 1)
+    finally:
+        a.ctx = saved
+
+
+def _quote(x: str) -> str:
+    if x and all(c.isalnum() or c in "-_./=:@%+,~" for c in x):
+        return x
+    return "'" + x.replace("'", "'\\''") + "'"

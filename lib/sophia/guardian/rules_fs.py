@@ -1,0 +1,401 @@
+"""Deleting and overwriting files: rm, find -delete, xargs rm, rsync --delete, tee/cp/mv/sed -i, chmod/chown.
+
+A recursive delete is judged by where its target lies (:func:`targets.zone`): the project's own
+subdirectories and temp dirs are fine; ``/``, system dirs, HOME, top-level folders of HOME,
+credential dirs, the project root or its ancestors and the kit itself are denied; other places in
+the user's own folders are asked about.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+
+from . import targets
+from .lazyre import LazyRe
+from .shell import UNKNOWN
+
+TYPE_CHECKING = False  # typing is not imported on the hook path
+if TYPE_CHECKING:
+    from .analyze import Analyzer, Call
+
+DENY_RECURSIVE = frozenset({"root", "system", "home", "home_sensitive", "home_top", "project_root",
+                            "project_ancestor", "project_git", "kit", "elsewhere_top"})
+ASK_RECURSIVE = frozenset({"home_cache", "home_other", "elsewhere", "temp_root", "unknown"})
+_WHAT = {
+    "root": "the whole filesystem", "system": "a system directory", "home": "your home directory",
+    "home_sensitive": "credentials or shell start-up files", "home_top": "a top-level folder of your home",
+    "project_root": "the whole project", "project_ancestor": "a folder that contains the project",
+    "project_git": "the project's git history", "kit": "the Sophia kit itself",
+    "elsewhere_top": "a top-level directory", "home_cache": "a folder in your home outside the project",
+    "home_other": "a folder in your home outside the project", "elsewhere": "a path outside the project",
+    "temp_root": "a whole temp directory", "unknown": "a path that is only known at run time",
+}
+INSTEAD_DELETE = "Delete only specific paths inside the project or a temp dir, or ask the user to run it."
+_BROAD_GLOB = frozenset({"*", ".*", "*.*", ".[!.]*", "..?*", "**", "{*,.*}", ".??*", "[!.]*", "*/", UNKNOWN})
+
+
+def judge_delete(a: Analyzer, target: str, recursive: bool, via: str, filtered: bool = False) -> None:
+    """Judge deleting ``target`` (a word's value). ``filtered``: only matching entries (find -name)."""
+    ctx = a.ctx
+    if not target:
+        return
+    if target.startswith(UNKNOWN):
+        rest = target.lstrip(UNKNOWN)
+        if rest in ("/", "/*", "/.*", "/**") and recursive:
+            a.add("deny", "rm_recursive", f"`{via}` deletes {rest.replace(UNKNOWN, '')} if the variable in "
+                  "front is empty (the classic `rm -rf \"$DIR/\"` disaster)",
+                  "Check the variable is set (`${DIR:?}`) and name the path explicitly.")
+        elif recursive and not filtered:
+            a.add("ask", "rm_recursive", f"`{via}` deletes a path only known at run time ({_show(target)})",
+                  "Name the directory explicitly so it can be checked.")
+        return
+    path = targets.resolve(ctx, target)
+    if path is None:
+        if recursive:
+            a.add("ask", "rm_recursive", f"`{via}` deletes {target} but the current directory is unknown",
+                  "Use an absolute path inside the project.")
+        return
+    prefix, wild = targets.known_prefix(path)
+    contents = False
+    if wild:
+        seg = path[len(prefix):].lstrip("/").split("/", 1)[0]
+        if seg in _BROAD_GLOB or seg.startswith(UNKNOWN) and seg.strip(UNKNOWN) in ("", "*"):
+            contents = True
+            z = targets.zone(ctx, prefix)
+        else:
+            z = targets.zone(ctx, prefix.rstrip("/") + "/" + "_glob_")
+            if z.kind == "home_cache":
+                z = targets.Zone("home_other", z.path)
+    else:
+        z = targets.zone(ctx, path)
+    kind = z.kind
+    if (contents or filtered) and kind in ("temp_root", "project", "temp"):
+        return
+    shown = path if not contents else prefix.rstrip("/") + "/*"
+    if recursive or contents and not filtered and kind in ("root", "system", "home", "home_top", "home_sensitive", "kit"):
+        if kind in DENY_RECURSIVE:
+            if filtered and kind in ("home", "home_top", "project_root", "project_ancestor", "elsewhere_top"):
+                if kind == "project_root":
+                    return
+                a.add("ask", "find_delete", f"`{via}` deletes matching files across {shown} ({_WHAT[kind]})",
+                      "Limit it to the project or a temp dir.")
+                return
+            a.add("deny", "rm_recursive", f"`{via}` would delete {shown} ({_WHAT[kind]})", INSTEAD_DELETE)
+        elif kind in ASK_RECURSIVE:
+            a.add("ask", "rm_recursive", f"`{via}` deletes {shown}, {_WHAT[kind]}",
+                  "Confirm with the user that this folder should go.")
+        return
+    # a plain (non-recursive) delete
+    if kind in ("home_sensitive", "kit"):
+        a.add("deny", "sensitive_write", f"`{via}` deletes {shown} ({_WHAT[kind]})",
+              "Leave credentials, shell start-up files and the kit alone.")
+    elif kind in ("system", "root") and (targets.system_write_denied(path) or contents or path == "/"):
+        a.add("deny", "rm_recursive", f"`{via}` deletes the system file {shown}", INSTEAD_DELETE)
+    elif kind == "system":
+        a.add("ask", "rm_recursive", f"`{via}` deletes {shown} outside your home and project", INSTEAD_DELETE)
+    elif contents and kind in ("project_root", "home", "home_top"):
+        a.add("ask", "rm_recursive", f"`{via}` deletes every file in {prefix}", "Name the files to delete.")
+
+
+def _show(s: str) -> str:
+    return s.replace(UNKNOWN, "$…")
+
+
+def rm(a: Analyzer, call: Call) -> None:
+    recursive = call.name in ("rimraf", "del-cli", "trash", "trash-put")
+    targets_: list[str] = []
+    end = False
+    for arg in call.args:
+        if not end and arg == "--":
+            end = True
+            continue
+        if not end and arg.startswith("--"):
+            if arg in ("--recursive", "--no-preserve-root"):
+                recursive = True
+            continue
+        if not end and arg.startswith("-") and len(arg) > 1:
+            if "r" in arg or "R" in arg:
+                recursive = True
+            continue
+        targets_.append(arg)
+    via = call.show()
+    if call.inv.via_xargs:
+        from_stdin(a, call, recursive, via)
+    for t in targets_:
+        judge_delete(a, t, recursive, via)
+
+
+def from_stdin(a: Analyzer, call: Call, recursive: bool, via: str) -> None:
+    """``... | xargs rm``: the deleted paths come from the producer."""
+    st = call.stdin
+    if st.kind == "find":
+        for root in st.roots:
+            judge_delete(a, root, True, via, filtered=st.filtered)
+    elif st.kind == "text":
+        for t in st.text.split():
+            judge_delete(a, t, recursive, via)
+    elif st.kind == "ls":
+        for root in st.roots or ["."]:
+            judge_delete(a, root.rstrip("/") + "/*", recursive, via)
+    elif recursive:
+        a.add("ask", "xargs_rm", f"`{via}` deletes a list of paths produced at run time",
+              "Delete named paths inside the project instead.")
+
+
+_FIND_ACTIONS_DELETE = ("-delete",)
+_FIND_EXEC = ("-exec", "-execdir", "-ok", "-okdir")
+_FIND_FILTERS = ("-name", "-iname", "-path", "-ipath", "-regex", "-iregex", "-wholename", "-iwholename",
+                 "-newer", "-mtime", "-mmin", "-atime", "-amin", "-ctime", "-cmin", "-size", "-empty", "-user",
+                 "-group", "-perm", "-links", "-inum", "-samefile", "-lname", "-ilname", "-uid", "-gid", "-used")
+
+
+def find_roots(args: list[str]) -> tuple[list[str], list[str]]:
+    roots = []
+    i = 0
+    while i < len(args) and args[i] in ("-H", "-L", "-P", "-O0", "-O1", "-O2", "-O3", "-D"):
+        i += 2 if args[i] == "-D" else 1
+    while i < len(args) and not args[i].startswith("-") and args[i] not in ("(", "!", "\\("):
+        roots.append(args[i])
+        i += 1
+    return roots or ["."], args[i:]
+
+
+def find(a: Analyzer, call: Call) -> None:
+    roots, expr = find_roots(call.args)
+    filtered = any(x in _FIND_FILTERS for x in expr)
+    deletes = "-delete" in expr
+    recursive = deletes
+    i = 0
+    while i < len(expr):
+        if expr[i] in _FIND_EXEC:
+            j = i + 1
+            sub = []
+            while j < len(expr) and expr[j] not in (";", "+", "\\;"):
+                sub.append(expr[j])
+                j += 1
+            from .wrappers import SHELLS, strip
+
+            inv = strip(sub)
+            if inv.name in ("rm", "shred", "unlink", "rmdir", "srm"):
+                deletes = True
+                if any(x.startswith("-") and ("r" in x or "R" in x) for x in inv.args) or inv.name == "shred":
+                    recursive = True
+            elif inv.name in SHELLS and "-c" in inv.args:
+                k = inv.args.index("-c")
+                if k + 1 < len(inv.args):
+                    a.script(inv.args[k + 1].replace("{}", "$found"), call.depth + 1)
+            i = j
+        i += 1
+    if not deletes:
+        return
+    via = call.show()
+    for r in roots:
+        judge_delete(a, r, True, via, filtered=filtered and not _everything(expr))
+    del recursive
+
+
+def _everything(expr: list[str]) -> bool:
+    """-name '*' filters nothing."""
+    for i, x in enumerate(expr[:-1]):
+        if x in ("-name", "-iname", "-path") and expr[i + 1] in ("*", "*.*", ".*"):
+            return True
+    return False
+
+
+def fd(a: Analyzer, call: Call) -> None:
+    args = call.args
+    for flag in ("-x", "--exec", "-X", "--exec-batch"):
+        if flag in args:
+            k = args.index(flag)
+            from .wrappers import strip
+
+            inv = strip(args[k + 1:])
+            if inv.name in ("rm", "shred", "unlink"):
+                pos = [x for x in args[:k] if not x.startswith("-")]
+                root = pos[1] if len(pos) > 1 else "."
+                judge_delete(a, root, True, call.show(), filtered=bool(pos))
+
+
+def rsync(a: Analyzer, call: Call) -> None:
+    args = call.args
+    deletes = any(x.startswith("--del") or x == "--remove-source-files" for x in args)
+    pos = []
+    skip = False
+    for i, x in enumerate(args):
+        if skip:
+            skip = False
+            continue
+        if x in ("-e", "--rsh", "--exclude", "--include", "--filter", "-f", "--exclude-from", "--files-from",
+                 "--include-from", "--backup-dir", "--link-dest", "--compare-dest", "--chmod", "--chown", "-T"):
+            skip = True
+            continue
+        if x.startswith("-"):
+            continue
+        pos.append(x)
+        del i
+    if len(pos) < 2:
+        return
+    dest = pos[-1]
+    via = call.show()
+    if re.match(r"^[\w.@-]+:", dest) or dest.startswith("rsync://"):
+        if deletes:
+            a.add("ask", "rsync_delete", f"`{via}` mirrors onto a remote host and deletes what is not in the source",
+                  "Confirm the remote target with the user.")
+        return
+    if deletes:
+        d = dest if dest.endswith("/") else dest
+        judge_delete(a, d.rstrip("/") + "/*" if d.rstrip("/") else "/", True, via)
+        if "--remove-source-files" in args:
+            for s in pos[:-1]:
+                judge_delete(a, s, True, via, filtered=True)
+    else:
+        judge_write(a, dest, via, copy=True)
+
+
+def judge_write(a: Analyzer, target: str, via: str, copy: bool = False) -> None:
+    if not target:
+        return
+    if target.startswith(UNKNOWN):
+        return
+    path = targets.resolve(a.ctx, target)
+    if path is None:
+        return
+    prefix, wild = targets.known_prefix(path)
+    if wild:
+        path = prefix
+    lv = targets.write_level(a.ctx, path)
+    if lv is None:
+        return
+    level, why = lv
+    rule = "disk" if "disk device" in why else "sensitive_write"
+    instead = ("Never write to disk devices; use an image file." if rule == "disk"
+               else "Tell the user what to change and let them do it.")
+    a.add(level, rule, f"{via} {why}", instead)
+
+
+def _positional(args: list[str], takes: tuple[str, ...] = ()) -> list[str]:
+    out = []
+    skip = False
+    end = False
+    for x in args:
+        if skip:
+            skip = False
+            continue
+        if not end and x == "--":
+            end = True
+            continue
+        if not end and x in takes:
+            skip = True
+            continue
+        if not end and x.startswith("-") and x != "-":
+            continue
+        out.append(x)
+    return out
+
+
+def tee(a: Analyzer, call: Call) -> None:
+    for t in _positional(call.args):
+        judge_write(a, t, f"`{call.show()}`")
+
+
+def copy_move(a: Analyzer, call: Call) -> None:
+    args = call.args
+    target_dir = None
+    for i, x in enumerate(args):
+        if x in ("-t", "--target-directory") and i + 1 < len(args):
+            target_dir = args[i + 1]
+        elif x.startswith("--target-directory="):
+            target_dir = x.split("=", 1)[1]
+    pos = _positional(args, ("-t", "--target-directory", "-S", "--suffix", "-m", "--mode", "-o", "--owner",
+                             "-g", "--group"))
+    if target_dir:
+        dest, srcs = target_dir, pos
+    elif len(pos) >= 2:
+        dest, srcs = pos[-1], pos[:-1]
+    else:
+        return
+    via = f"`{call.show()}`"
+    judge_write(a, dest, via, copy=True)
+    for s in srcs:
+        if dest.endswith("/") or len(srcs) > 1 or target_dir:
+            judge_write(a, dest.rstrip("/") + "/" + posixpath.basename(s.rstrip("/")), via, copy=True)
+    if call.name == "mv":
+        for s in srcs:
+            p = targets.resolve(a.ctx, s)
+            if p is None:
+                continue
+            prefix, wild = targets.known_prefix(p)
+            z = targets.zone(a.ctx, prefix if wild else p)
+            if z.kind in ("root", "home", "home_sensitive", "kit") or (
+                    z.kind == "system" and targets.system_write_denied(p)):
+                a.add("deny", "sensitive_write", f"{via} moves away {s} ({_WHAT.get(z.kind, z.kind)})",
+                      "Leave it in place.")
+            elif z.kind in ("project_root", "project_ancestor"):
+                a.add("ask", "rm_recursive", f"{via} moves the project directory itself", "Confirm with the user.")
+
+
+def link(a: Analyzer, call: Call) -> None:
+    pos = _positional(call.args, ("-t", "--target-directory", "-S", "--suffix"))
+    if len(pos) >= 2:
+        judge_write(a, pos[-1], f"`{call.show()}`")
+
+
+def sed(a: Analyzer, call: Call) -> None:
+    args = call.args
+    inplace = any(re.match(r"^-[a-zA-Z]*i", x) or x.startswith("--in-place") for x in args)
+    if not inplace:
+        return
+    has_script_opt = any(x in ("-e", "-f", "--expression", "--file") or x.startswith(("--expression=", "--file="))
+                         for x in args)
+    pos = _positional(args, ("-e", "-f", "--expression", "--file", "-l", "--line-length"))
+    files = pos if has_script_opt else pos[1:]
+    for f in files:
+        judge_write(a, f, f"`{call.show()}`")
+
+
+def truncate(a: Analyzer, call: Call) -> None:
+    for t in _positional(call.args, ("-s", "--size", "-r", "--reference")):
+        judge_write(a, t, f"`{call.show()}`")
+
+
+_WIDE_MODE = LazyRe(r"^(?:0?[0-7]?777|0?[0-7]?666|[ugoa]*[+=][rwxXst]*w[rwxXst]*|a\+rwx|o\+w|[ugoa]*=rwx)$")
+
+
+def perms(a: Analyzer, call: Call) -> None:
+    args = call.args
+    recursive = any(x in ("-R", "--recursive") or re.match(r"^-[a-zA-Z]*R", x) for x in args)
+    pos = _positional(args, ("--reference",))
+    if call.name == "chmod":
+        raw_mode = [x for x in args if re.match(r"^-[rwxXst]+$", x)]
+        if raw_mode:
+            pos = raw_mode[:1] + pos
+    if len(pos) < 2:
+        return
+    mode, paths = pos[0], pos[1:]
+    wide = call.name == "chmod" and bool(_WIDE_MODE.match(mode)) and ("777" in mode or "666" in mode or "o" in mode
+                                                                      or "a" in mode or mode.startswith("+w"))
+    setuid = call.name == "chmod" and ("s" in mode and "+" in mode or re.match(r"^[2467][0-7]{3}$", mode) is not None)
+    via = f"`{call.show()}`"
+    for p in paths:
+        rp = targets.resolve(a.ctx, p)
+        if rp is None:
+            if recursive and p.startswith(UNKNOWN):
+                a.add("ask", "chmod_chown", f"{via} changes permissions recursively on a path known only at run time")
+            continue
+        prefix, wild = targets.known_prefix(rp)
+        z = targets.zone(a.ctx, prefix if wild else rp)
+        if recursive and z.kind in ("root", "system", "home", "home_top", "home_sensitive", "project_ancestor",
+                                    "kit", "elsewhere_top"):
+            a.add("deny", "chmod_chown", f"{via} changes ownership/permissions of everything under {rp} "
+                  f"({_WHAT.get(z.kind, z.kind)})", "Change only the specific files that need it.")
+        elif wide and z.kind in ("root", "system", "home", "home_sensitive", "kit", "home_top", "project_ancestor"):
+            a.add("deny", "chmod_chown", f"{via} makes {rp} writable by everyone ({_WHAT.get(z.kind, z.kind)})",
+                  "Use the narrowest mode that works (e.g. 755/644) on your own files.")
+        elif setuid:
+            a.add("ask", "chmod_chown", f"{via} sets a setuid/setgid bit on {rp}")
+        elif z.kind in ("root", "system"):
+            a.add("ask", "chmod_chown", f"{via} changes permissions of the system path {rp}",
+                  "Confirm with the user.")
+        elif recursive and wide and z.kind in ("project_root", "home_other", "home_cache"):
+            a.add("ask", "chmod_chown", f"{via} makes everything under {rp} world-writable")

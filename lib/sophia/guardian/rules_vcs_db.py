@@ -1,0 +1,248 @@
+"""Destructive git, and destructive statements sent to database clients."""
+
+from __future__ import annotations
+
+from . import sql
+from .lazyre import LazyRe
+from .shell import UNKNOWN
+
+TYPE_CHECKING = False  # typing is not imported on the hook path
+if TYPE_CHECKING:
+    from .analyze import Analyzer, Call
+
+PROTECTED = LazyRe(r"^(?:main|master|trunk|develop|development|dev|release.*|prod.*|production|stable|staging|"
+                       r"live|gh-pages|default|HEAD)$")
+_GIT_GLOBAL_ARG = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path", "--config-env"})
+_PATH_LIKE = LazyRe(r"\.[A-Za-z0-9]{1,5}$")
+
+
+def _split_git(args: list[str]) -> tuple[str, list[str]]:
+    i = 0
+    while i < len(args):
+        x = args[i]
+        if x in _GIT_GLOBAL_ARG:
+            i += 2
+            continue
+        if x.startswith("-"):
+            i += 1
+            continue
+        return x, args[i + 1:]
+    return "", []
+
+
+def _short_flags(args: list[str]) -> str:
+    return "".join(x[1:] for x in args if x.startswith("-") and not x.startswith("--") and len(x) > 1)
+
+
+def git(a: Analyzer, call: Call) -> None:
+    sub, rest = _split_git(call.args)
+    via = f"`{call.show()}`"
+    flags = _short_flags(rest)
+    if sub == "push":
+        _push(a, rest, via)
+    elif sub == "reset":
+        if "--hard" in rest:
+            a.add("deny", "git_destructive", f"{via} throws away uncommitted work",
+                  "Use `git stash` (recoverable) or `git reset --soft`/`--mixed`, or ask the user.")
+    elif sub == "clean":
+        if "n" in flags or "--dry-run" in rest:
+            return
+        if "f" in flags or "--force" in rest:
+            a.add("deny", "git_destructive", f"{via} permanently deletes untracked files",
+                  "Run `git clean -n` to list them and delete specific paths, or ask the user.")
+        elif "i" in flags or "--interactive" in rest:
+            a.add("ask", "git_destructive", f"{via} deletes untracked files")
+    elif sub in ("checkout", "restore"):
+        _discard(a, sub, rest, flags, via)
+    elif sub == "switch":
+        if "--discard-changes" in rest or "f" in flags or "--force" in rest:
+            a.add("ask", "git_destructive", f"{via} discards local changes")
+    elif sub == "branch":
+        force_del = "D" in flags or (("d" in flags or "--delete" in rest) and ("f" in flags or "--force" in rest))
+        if force_del:
+            a.add("deny", "git_destructive", f"{via} force-deletes a branch, losing its unmerged commits",
+                  "Use `git branch -d` (refuses unmerged work) or ask the user.")
+    elif sub == "stash":
+        if rest and rest[0] in ("clear", "drop"):
+            a.add("deny", "git_destructive", f"{via} deletes stashed work", "Leave the stash; ask the user.")
+    elif sub == "reflog" and rest[:1] == ["expire"] or sub == "gc" and any(x.startswith("--prune=now") for x in rest):
+        a.add("ask", "git_destructive", f"{via} discards unreachable commits for good")
+    elif sub in ("filter-branch", "filter-repo") or sub == "update-ref" and "-d" in rest:
+        a.add("ask", "git_destructive", f"{via} rewrites history")
+
+
+def _push(a: Analyzer, rest: list[str], via: str) -> None:
+    flags = _short_flags(rest)
+    lease = any(x.startswith(("--force-with-lease", "--force-if-includes")) for x in rest)
+    force = "f" in flags or "--force" in rest
+    pos = [x for x in rest if not x.startswith("-")]
+    refspecs = pos[1:]
+    plus = [r for r in refspecs if r.startswith("+")]
+    if "--mirror" in rest:
+        a.add("deny", "git_destructive", f"{via} overwrites every ref on the remote", "Push specific branches.")
+        return
+    deletes = "--delete" in rest or "d" in flags or any(r.startswith(":") for r in refspecs)
+    if deletes:
+        a.add("ask", "git_destructive", f"{via} deletes a branch on the remote")
+        return
+    if not force and not plus:
+        if lease:
+            branches = [r.split(":")[-1].lstrip("+") for r in refspecs]
+            if any(PROTECTED.match(b) for b in branches):
+                a.add("ask", "git_destructive", f"{via} rewrites the shared branch {', '.join(branches)}")
+        return
+    branches = [r.split(":")[-1].lstrip("+") for r in refspecs] if refspecs else []
+    if lease and not plus:
+        if any(PROTECTED.match(b) for b in branches):
+            a.add("ask", "git_destructive", f"{via} rewrites the shared branch {', '.join(branches)}")
+        return
+    if not branches or "--all" in rest or any(PROTECTED.match(b) or UNKNOWN in b for b in branches):
+        target = ", ".join(branches) if branches else "the current branch (unnamed)"
+        a.add("deny", "git_destructive", f"{via} force-pushes {target}, overwriting commits others may have",
+              "Use `git push --force-with-lease origin <feature-branch>`, never on main/master.")
+    else:
+        a.add("ask", "git_destructive", f"{via} force-pushes {', '.join(branches)} without --force-with-lease",
+              "Prefer `--force-with-lease`.")
+
+
+def _discard(a: Analyzer, sub: str, rest: list[str], flags: str, via: str) -> None:
+    if sub == "restore":
+        staged_only = ("--staged" in rest or "S" in flags) and not ("--worktree" in rest or "W" in flags)
+        if staged_only:
+            return
+        paths = [x for x in rest if not x.startswith("-")]
+        if "-s" in rest:
+            src_i = rest.index("-s") + 1
+            if src_i < len(rest) and rest[src_i] in paths:
+                paths.remove(rest[src_i])
+    else:
+        if "-b" in rest or "-B" in rest or "--orphan" in rest or "p" in flags or "--patch" in rest:
+            return
+        if "--" in rest:
+            paths = rest[rest.index("--") + 1:]
+        else:
+            pos = [x for x in rest if not x.startswith("-")]
+            paths = [x for x in pos if x in (".", "*", ":/", "./") or _PATH_LIKE.search(x) and "/" not in x[:1]]
+            if len(pos) >= 2 and not paths:
+                paths = pos[1:]
+        if not paths and ("f" in flags or "--force" in rest):
+            a.add("ask", "git_destructive", f"{via} discards local changes while switching")
+            return
+    if not paths:
+        return
+    if any(p in (".", "*", ":/", "./", "..", ":/*", "'*'") or p.endswith("/.") for p in paths):
+        a.add("deny", "git_destructive", f"{via} discards every uncommitted change in the working tree",
+              "Commit or `git stash` first, or restore named files after asking the user.")
+    else:
+        a.add("ask", "git_destructive", f"{via} discards uncommitted changes to {' '.join(paths)[:80]}")
+
+
+# -- databases ---------------------------------------------------------------------------------
+
+SQL_INSTEAD = "Run destructive SQL only with the user's explicit approval; add a WHERE clause or back up first."
+
+
+def _report_sql(a: Analyzer, call: Call, found: list[tuple[str, str]]) -> None:
+    for level, what in found:
+        a.add(level, "sql_destructive", f"`{call.show()}` runs {what}", SQL_INSTEAD)
+
+
+def _opt_values(args: list[str], short: tuple[str, ...], long: tuple[str, ...]) -> list[str]:
+    vals = []
+    for i, x in enumerate(args):
+        if x in short or x in long:
+            if i + 1 < len(args):
+                vals.append(args[i + 1])
+        else:
+            for lg in long:
+                if x.startswith(lg + "="):
+                    vals.append(x[len(lg) + 1:])
+            for sh in short:
+                if x.startswith(sh) and len(x) > len(sh) and not x.startswith("--"):
+                    vals.append(x[len(sh):])
+    return vals
+
+
+def _stdin_sql(call: Call) -> list[str]:
+    return [call.stdin.text] if call.stdin.kind == "text" else []
+
+
+def psql(a: Analyzer, call: Call) -> None:
+    texts = _opt_values(call.args, ("-c",), ("--command",)) + _stdin_sql(call)
+    for t in texts:
+        _report_sql(a, call, sql.sql_findings(t))
+
+
+def mysql(a: Analyzer, call: Call) -> None:
+    texts = _opt_values(call.args, ("-e",), ("--execute",)) + _stdin_sql(call)
+    for t in texts:
+        _report_sql(a, call, sql.sql_findings(t))
+
+
+def sqlite(a: Analyzer, call: Call) -> None:
+    args = call.args
+    pos = []
+    skip = False
+    for x in args:
+        if skip:
+            skip = False
+            continue
+        if x in ("-cmd", "-separator", "-newline", "-nullvalue", "-init", "-vfs", "-maxsize", "-lookaside",
+                 "-pagecache", "-mmap"):
+            skip = True
+            if x == "-cmd":
+                skip = False
+                pos.append("")  # placeholder, the next word is SQL
+            continue
+        if x.startswith("-"):
+            continue
+        pos.append(x)
+    texts = [t for t in pos[1:] if t] + _stdin_sql(call)
+    for t in texts:
+        _report_sql(a, call, sql.sql_findings(t))
+
+
+def generic_sql(a: Analyzer, call: Call) -> None:
+    texts = _opt_values(call.args, ("-e", "-q", "-Q"), ("--execute", "--query", "--command")) + _stdin_sql(call)
+    for t in texts:
+        _report_sql(a, call, sql.sql_findings(t))
+
+
+def mongo(a: Analyzer, call: Call) -> None:
+    texts = _opt_values(call.args, (), ("--eval",)) + _stdin_sql(call)
+    for t in texts:
+        for level, what in sql.mongo_findings(t):
+            a.add(level, "sql_destructive", f"`{call.show()}` {what}", SQL_INSTEAD)
+
+
+def redis(a: Analyzer, call: Call) -> None:
+    args = call.args
+    words = []
+    skip = False
+    for x in args:
+        if skip:
+            skip = False
+            continue
+        if x in ("-h", "-p", "-a", "-n", "-u", "--user", "--pass", "-s", "-r", "-i", "-d", "--tls-cert", "--cacert",
+                 "--key", "--cert", "--sni", "-t"):
+            skip = True
+            continue
+        if x.startswith("-"):
+            continue
+        words.append(x)
+    found = sql.redis_findings(words)
+    if call.stdin.kind == "text":
+        found += sql.redis_text_findings(call.stdin.text)
+    for level, what in found:
+        a.add(level, "sql_destructive", f"`{call.show()}`: {what}", SQL_INSTEAD)
+
+
+def dropdb(a: Analyzer, call: Call) -> None:
+    if any(x in ("--help", "-?", "--version", "-V") for x in call.args):
+        return
+    a.add("deny", "sql_destructive", f"`{call.show()}` deletes a whole PostgreSQL database", SQL_INSTEAD)
+
+
+def mysqladmin(a: Analyzer, call: Call) -> None:
+    if "drop" in [x.lower() for x in call.args]:
+        a.add("deny", "sql_destructive", f"`{call.show()}` deletes a whole MySQL database", SQL_INSTEAD)

@@ -1,0 +1,102 @@
+"""Destructive database statements: SQL (psql, mysql, sqlite3 ...), MongoDB shell code, Redis commands.
+
+Comments and string literals are removed before looking, so ``SELECT 'DROP TABLE x'`` and
+``-- DROP TABLE users`` are data, not statements.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .lazyre import LazyRe
+
+_COMMENT_LINE = LazyRe(r"(?:--|#)[^\n]*")
+_COMMENT_BLOCK = LazyRe(r"/\*.*?(?:\*/|\Z)", re.S)
+_STRING = LazyRe(r"'(?:[^']|'')*(?:'|\Z)|\"(?:[^\"\\]|\\.)*(?:\"|\Z)|\$(\w*)\$.*?(?:\$\1\$|\Z)", re.S)
+_WS = LazyRe(r"\s+")
+
+_DROP_DENY = LazyRe(
+    r"^DROP\s+(?:TEMPORARY\s+)?(?:TABLE|DATABASE|SCHEMA|KEYSPACE|COLLECTION|TABLESPACE|OWNED|USER|ROLE)\b")
+_DROP_ASK = LazyRe(r"^DROP\s+\w+")
+_TRUNCATE = LazyRe(r"^TRUNCATE\b")
+_DELETE = LazyRe(r"^DELETE\s+(?:\w+\s+)?FROM\b")
+_DELETE_BARE = LazyRe(r"^DELETE\s+(?!FROM)[\w.`\"\[\]]+\s*$")
+_UPDATE = LazyRe(r"^UPDATE\s+.+?\bSET\b")
+_WHERE = LazyRe(r"\bWHERE\b(.*)$")
+_TRIVIAL_WHERE = LazyRe(r"^\s*(?:1\s*=\s*1|TRUE|1|'1'\s*=\s*'1'|1\s*<>\s*0|0\s*=\s*0|NOT\s+FALSE)\s*$")
+_ALTER_DROP = LazyRe(r"^ALTER\s+TABLE\b.*\bDROP\b")
+_LEADING = LazyRe(r"^(?:(?:BEGIN|START\s+TRANSACTION|EXPLAIN(?!\s+ANALYZE))\s*)+")
+_WITH = LazyRe(r"^WITH\b.*?\)\s*(?=(?:DELETE|UPDATE)\b)")
+
+
+def clean(sql: str) -> str:
+    out = _COMMENT_BLOCK.sub(" ", sql)
+    out = _STRING.sub("''", out)
+    out = _COMMENT_LINE.sub(" ", out)
+    return out
+
+
+def sql_findings(sql: str) -> list[tuple[str, str]]:
+    """(level, what) for each destructive statement in ``sql``."""
+    found: list[tuple[str, str]] = []
+    body = "\n".join(line for line in sql.splitlines() if not line.lstrip().startswith("\\"))
+    for stmt in clean(body).split(";"):
+        s = _WS.sub(" ", stmt).strip().upper()
+        if not s:
+            continue
+        s = _LEADING.sub("", s).strip()
+        s = _WITH.sub("", s).strip()
+        if _DROP_DENY.match(s):
+            found.append(("deny", " ".join(s.split()[:3])))
+        elif _DROP_ASK.match(s):
+            found.append(("ask", " ".join(s.split()[:3])))
+        elif _TRUNCATE.match(s):
+            found.append(("deny", "TRUNCATE"))
+        elif _DELETE.match(s) or _DELETE_BARE.match(s):
+            m = _WHERE.search(s)
+            if not m or _TRIVIAL_WHERE.match(m.group(1)):
+                found.append(("deny", "DELETE without a WHERE clause"))
+        elif _UPDATE.match(s):
+            m = _WHERE.search(s)
+            if not m or _TRIVIAL_WHERE.match(m.group(1)):
+                found.append(("deny", "UPDATE without a WHERE clause"))
+        elif _ALTER_DROP.match(s):
+            found.append(("ask", "ALTER TABLE ... DROP"))
+    return found
+
+
+_MONGO_DENY = LazyRe(
+    r"dropDatabase\s*\(|\.drop\s*\(\s*\)|\.(?:deleteMany|remove)\s*\(\s*(?:\{\s*\}\s*)?\)|"
+    r"\.(?:deleteMany|remove)\s*\(\s*\{\s*\}\s*[,)]|dropAllUsers\s*\(|\.dropIndexes\s*\(")
+_MONGO_ASK = LazyRe(r"\.updateMany\s*\(\s*\{\s*\}|\.drop\w*\s*\(")
+
+
+def mongo_findings(js: str) -> list[tuple[str, str]]:
+    code = _COMMENT_BLOCK.sub(" ", js)
+    code = re.sub(r"//[^\n]*", " ", code)
+    if _MONGO_DENY.search(code):
+        return [("deny", "drops or empties a MongoDB database/collection")]
+    if _MONGO_ASK.search(code):
+        return [("ask", "changes every document of a MongoDB collection")]
+    return []
+
+
+_REDIS_DENY = frozenset({"FLUSHALL", "FLUSHDB"})
+_REDIS_ASK = frozenset({"SHUTDOWN", "DEBUG", "SWAPDB"})
+
+
+def redis_findings(words: list[str]) -> list[tuple[str, str]]:
+    for w in words:
+        u = w.upper()
+        if u in _REDIS_DENY:
+            return [("deny", f"{u} erases the Redis data set")]
+        if u in _REDIS_ASK:
+            return [("ask", f"Redis {u}")]
+    return []
+
+
+def redis_text_findings(text: str) -> list[tuple[str, str]]:
+    found: list[tuple[str, str]] = []
+    for line in text.splitlines():
+        found += redis_findings(line.split())
+    return found

@@ -1,0 +1,312 @@
+"""Where a path points, judged against what the guardian knows: the project, HOME, temp dirs.
+
+Standard library only. Paths are resolved lexically (``..`` folded against the command's cwd);
+nothing touches the filesystem, so a check costs microseconds and cannot hang on a dead mount.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+
+from .lazyre import LazyRe
+from .record import field, record
+from .shell import UNKNOWN
+
+# Top-level directories of the system. Anything under them (except temp dirs) is "system".
+SYSTEM_TOP = frozenset({
+    "bin", "boot", "dev", "etc", "home", "lib", "lib32", "lib64", "libx32", "opt", "proc", "root", "run",
+    "sbin", "srv", "sys", "usr", "var", "mnt", "media", "snap", "nix", "Applications", "Library", "System",
+    "Users", "Volumes", "private", "cores", "lost+found",
+})
+# Writes here change how the machine boots or runs: always denied.
+SYSTEM_WRITE_DENY = ("/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/boot", "/root",
+                     "/var/spool/cron", "/proc", "/sys", "/System", "/Library", "/private/etc", "/var/lib",
+                     "/var/log", "/opt")
+HARMLESS_DEVICES = ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty", "/dev/zero",
+                    "/dev/random", "/dev/urandom", "/dev/full", "/dev/ptmx")
+_DISK_DEVICE = LazyRe(
+    r"^/dev/(?:sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|disk\d|rdisk\d|mapper/|dm-\d|md\d|loop\d|"
+    r"sr\d|nbd\d|root|mtdblock|bcache|zd\d|rbd|ubi|block/|disk/)"
+)
+
+# Home entries whose loss or change compromises the user (credentials, shell start-up, the kit).
+HOME_SENSITIVE = (
+    ".ssh", ".aws", ".gnupg", ".gpg", ".kube", ".docker", ".azure", ".gcloud", ".config/gcloud", ".config/gh",
+    ".password-store", ".local/share/keyrings", ".netrc", ".npmrc", ".pypirc", ".git-credentials",
+    ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zshenv", ".zprofile",
+    ".zlogin", ".zlogout", ".kshrc", ".mkshrc", ".cshrc", ".tcshrc", ".inputrc", ".config/fish",
+    ".bash_history", ".zsh_history", ".history", ".sh_history", ".python_history", ".psql_history",
+    ".mysql_history", ".node_repl_history", ".local/share/fish/fish_history",
+    ".claude/settings.json", ".claude/settings.local.json", ".claude.json", ".config/autostart",
+    "Library/LaunchAgents", ".config/systemd", ".pam_environment", ".xprofile", ".xinitrc", ".xsessionrc",
+    ".vault-token", ".terraform.d/credentials.tfrc.json", ".cargo/credentials", ".cargo/credentials.toml",
+    ".config/pip", ".m2/settings.xml", ".gem/credentials", ".ssh2", ".mozilla", ".thunderbird",
+    ".local/bin",
+)
+# Under HOME but asked about rather than denied when written.
+HOME_GREY_WRITE = (".gitconfig", ".config/git", ".claude/agents", ".claude/commands", ".claude/skills",
+                   ".claude/hooks", ".claude/plugins", ".claude/CLAUDE.md", ".bash_aliases", ".tmux.conf",
+                   ".vimrc", ".config/nvim")
+# Top-level folders of HOME that hold the user's work: deleting one is denied, not asked.
+HOME_IMPORTANT = frozenset({"Documents", "Desktop", "Pictures", "Music", "Videos", "Movies", "Public", "Templates",
+                            "projects", "Projects", "src", "code", "Code", "work", "Work", "dev", "Dev", "git", "repos",
+                            "workspace", "Workspace", "go", "bin", "Dropbox", "OneDrive", "Google Drive", "Library",
+                            "Applications", "Sites", "notes", "Notes", "Obsidian", "backup", "backups", "Backups",
+                            "snap", "Zotero", "Calibre Library", "Mail", "data"})
+# Home children that are caches: deleting them is a grey zone, not a disaster.
+HOME_CACHES = frozenset({".cache", ".npm", ".yarn", ".pnpm-store", ".gradle", ".m2", ".ivy2", ".nuget",
+                         ".cargo", ".rustup", ".pyenv", ".nvm", ".bun", ".deno", ".expo", ".android",
+                         ".cocoapods", ".pub-cache", ".conda", ".virtualenvs", ".local", "tmp", ".tmp",
+                         "Downloads", ".Trash", ".vscode-server", ".cursor-server"})
+
+SECRET_FILE = LazyRe(
+    r"(?:^|/)(?:id_(?:rsa|dsa|ecdsa|ed25519)(?:_sk)?|identity|\.env(?:\.[\w.-]+)?|credentials(?:\.json|\.csv)?|"
+    r"[\w.-]+\.(?:pem|key|p12|pfx|jks|keystore|kdbx|gpg|asc|ovpn)|\.netrc|\.npmrc|\.pypirc|\.git-credentials|"
+    r"secrets?(?:\.[\w]+)?|service[-_]account[\w.-]*\.json|\.vault-token|shadow|gshadow|master\.key|"
+    r"hosts\.yml|config\.json|kubeconfig|\.pgpass|\.my\.cnf|token(?:s)?(?:\.json|\.txt)?|"
+    r"[\w.-]*_history|private[\w.-]*)$"
+)
+_SECRET_DIRS = ("/.ssh/", "/.aws/", "/.gnupg/", "/.kube/", "/.docker/", "/.password-store/", "/.config/gh/",
+                "/.azure/", "/.config/gcloud/")
+_NOT_SECRET = LazyRe(r"(?:\.pub|known_hosts|\.env\.(?:example|sample|template|dist|defaults?))$")
+
+
+@record
+class Ctx:
+    """What the analyzer knows while walking one command line."""
+
+    cwd: str | None
+    home: str
+    project: str | None
+    tmpdirs: tuple[str, ...] = ("/tmp", "/var/tmp")
+    kit_dirs: tuple[str, ...] = ()
+    sophia_home: str = ""
+    vars: dict[str, str] = field(default_factory=dict)
+    downloaded: set[str] = field(default_factory=set)
+    functions: dict[str, int] = field(default_factory=dict)
+    remote: bool = False
+
+    def copy(self) -> Ctx:
+        return Ctx(self.cwd, self.home, self.project, self.tmpdirs, self.kit_dirs, self.sophia_home,
+                   dict(self.vars), set(self.downloaded), dict(self.functions), self.remote)
+
+
+def make_ctx(cwd: str | None, env: dict[str, str]) -> Ctx:
+    home = posixpath.normpath(env.get("HOME") or "/root")
+    tmp = ["/tmp", "/var/tmp", "/private/tmp", "/private/var/tmp"]
+    tmpdir = env.get("TMPDIR")
+    if tmpdir and tmpdir.startswith("/") and posixpath.normpath(tmpdir) not in ("/", home):
+        tmp.append(posixpath.normpath(tmpdir))
+    cwd_n = posixpath.normpath(cwd) if cwd and cwd.startswith("/") else None
+    proj_env = env.get("CLAUDE_PROJECT_DIR")
+    project = None
+    if proj_env and proj_env.startswith("/"):
+        project = posixpath.normpath(proj_env)
+        if cwd_n and not _under(cwd_n, project):
+            project = cwd_n
+    elif cwd_n:
+        project = cwd_n
+    if project in ("/", home) or (project and _under(home, project)):
+        project = None  # a project that contains HOME is no project: judge every path on its own
+    sh = env.get("SOPHIA_HOME") or posixpath.join(home, ".sophia")
+    kit = []
+    here = posixpath.dirname(posixpath.abspath(__file__))
+    kit_root = posixpath.normpath(posixpath.join(here, "..", "..", ".."))
+    if not (project and _under(kit_root, project)):
+        kit.append(kit_root)
+    plugin = env.get("CLAUDE_PLUGIN_ROOT")
+    if plugin and plugin.startswith("/") and not (project and _under(plugin, project)):
+        kit.append(posixpath.normpath(plugin))
+    ctx = Ctx(cwd_n, home, project, tuple(tmp), tuple(kit), posixpath.normpath(sh))
+    return ctx
+
+
+def _under(path: str, root: str) -> bool:
+    """path == root or path inside root."""
+    if root == "/":
+        return path.startswith("/")
+    return path == root or path.startswith(root + "/")
+
+
+def strictly_under(path: str, root: str) -> bool:
+    return path != root and _under(path, root)
+
+
+under = _under
+
+
+def resolve(ctx: Ctx, p: str) -> str | None:
+    """Absolute, lexically normalised path; None if it cannot be known (unknown start or cwd)."""
+    if not p:
+        return None
+    if p.startswith(UNKNOWN):
+        return None
+    if p.startswith("/"):
+        full = p
+    else:
+        if ctx.cwd is None:
+            return None
+        full = posixpath.join(ctx.cwd, p)
+    full = posixpath.normpath(full)
+    if full.startswith("//"):
+        full = "/" + full.lstrip("/")
+    return full
+
+
+def known_prefix(path: str) -> tuple[str, bool]:
+    """Split at the first unknown or glob segment: (directory that is certainly targeted, wildcard?)."""
+    segs = path.split("/")
+    out: list[str] = []
+    for s in segs:
+        if UNKNOWN in s or any(ch in s for ch in "*?["):
+            return ("/".join(out) or "/"), True
+        out.append(s)
+    return path, False
+
+
+def home_rel(ctx: Ctx, path: str) -> str | None:
+    if path == ctx.home:
+        return ""
+    if path.startswith(ctx.home + "/"):
+        return path[len(ctx.home) + 1:]
+    return None
+
+
+def _rel_matches(rel: str, entries: tuple[str, ...]) -> bool:
+    return any(rel == e or rel.startswith(e + "/") for e in entries)
+
+
+def in_temp(ctx: Ctx, path: str) -> str | None:
+    """'inside' (strictly inside a temp dir), 'root' (a temp dir itself) or None."""
+    for t in ctx.tmpdirs:
+        if path == t:
+            return "root"
+        if path.startswith(t + "/"):
+            return "inside"
+    return None
+
+
+def is_disk_device(path: str) -> bool:
+    return bool(_DISK_DEVICE.match(path))
+
+
+def is_secret_path(path: str) -> bool:
+    if _NOT_SECRET.search(path):
+        return False
+    if any(d in path + "/" for d in _SECRET_DIRS) and not path.endswith("/config"):
+        return True
+    if path.endswith("/.ssh/config") or path.endswith("/.docker/config.json") or path.endswith("/.kube/config"):
+        return True
+    base = path.rsplit("/", 1)[-1]
+    if base in ("config.json", "hosts.yml") and not any(d in path for d in ("/.docker/", "/.config/gh/")):
+        return False
+    if re.match(r"(?:secrets?|token|tokens)(?:\.\w+)?$", base) and base.endswith((".py", ".ts", ".js", ".go", ".rb", ".md")):
+        return False
+    return bool(SECRET_FILE.search(path))
+
+
+@record
+class Zone:
+    """Where a target lies. ``kind`` is one of: root, system, home, home_sensitive, home_top,
+    home_cache, home_other, project_root, project_ancestor, project_git, project, temp_root, temp,
+    elsewhere_top, elsewhere, kit, unknown."""
+
+    kind: str
+    path: str
+
+
+def zone(ctx: Ctx, path: str | None, *, contents: bool = False) -> Zone:
+    """Classify ``path`` (already resolved). ``contents``: the target is everything inside ``path``."""
+    if path is None:
+        return Zone("unknown", "?")
+    if path == "/":
+        return Zone("root", path)
+    for k in ctx.kit_dirs:
+        if _under(path, k):
+            return Zone("kit", path)
+    for sh in {ctx.sophia_home, ctx.home + "/.sophia"}:
+        if sh and _under(path, sh):
+            rel = path[len(sh):].lstrip("/")
+            if rel == "" or rel.startswith(("config.json", "hooks", "logs/guardian", "lib", "bin", "venv")):
+                return Zone("kit", path)
+    if path == ctx.home or _under(ctx.home, path):
+        return Zone("home", path)
+    if ctx.project:
+        if path == ctx.project:
+            return Zone("project_root", path)
+        if _under(ctx.project, path):
+            return Zone("project_ancestor", path)
+        if path.startswith(ctx.project + "/"):
+            rel = path[len(ctx.project) + 1:]
+            if rel == ".git" or rel.startswith(".git/objects") or rel == ".git/refs":
+                return Zone("project_git", path)
+            return Zone("project", path)
+    t = in_temp(ctx, path)
+    if t == "inside":
+        return Zone("temp", path)
+    if t == "root":
+        return Zone("temp_root", path)
+    hrel = home_rel(ctx, path)
+    if hrel is not None:
+        rel = hrel
+        if rel == "":
+            return Zone("home", path)
+        if _rel_matches(rel, HOME_SENSITIVE):
+            return Zone("home_sensitive", path)
+        if "/" not in rel:
+            if rel in HOME_CACHES:
+                return Zone("home_cache", path)
+            if rel.startswith(".") or rel in HOME_IMPORTANT:
+                return Zone("home_top", path)
+            return Zone("home_other", path)
+        return Zone("home_other", path)
+    if _under(ctx.home, path):
+        return Zone("home", path)  # an ancestor of HOME (/home)
+    top = path.split("/")[1]
+    if top in SYSTEM_TOP:
+        return Zone("system", path)
+    if path.count("/") == 1:
+        return Zone("elsewhere_top", path)
+    return Zone("elsewhere", path)
+
+
+def system_write_denied(path: str) -> bool:
+    return any(_under(path, p) for p in SYSTEM_WRITE_DENY)
+
+
+def write_level(ctx: Ctx, path: str | None) -> tuple[str, str] | None:
+    """(level, why) for writing/replacing ``path``; None if harmless."""
+    if path is None:
+        return None
+    if path.startswith("/dev/"):
+        if any(path == d for d in HARMLESS_DEVICES) or path.startswith(("/dev/fd/", "/dev/pts/", "/dev/shm/")):
+            return None
+        if is_disk_device(path):
+            return ("deny", f"writes raw data onto the disk device {path}")
+        if path.startswith("/dev/tcp/") or path.startswith("/dev/udp/"):
+            return None  # network: judged by the exfiltration rules
+        return ("ask", f"writes to the device {path}")
+    z = zone(ctx, path)
+    if z.kind == "kit":
+        return ("deny", f"modifies the Sophia kit's own hooks or config ({path})")
+    if z.kind == "home_sensitive":
+        return ("deny", f"modifies {path}, a credential, shell start-up or settings file")
+    if z.kind in ("project", "temp", "project_git") or z.kind.startswith("project"):
+        if ctx.project and _rel_grey_project(ctx, path):
+            return ("ask", f"changes the project's Claude Code settings ({path}), which can disable hooks")
+        return None
+    if z.kind in ("system", "root"):
+        if system_write_denied(path) or path == "/":
+            return ("deny", f"writes to the system path {path}")
+        return ("ask", f"writes outside your home and project ({path})")
+    rel = home_rel(ctx, path)
+    if rel is not None and _rel_matches(rel, HOME_GREY_WRITE):
+        return ("ask", f"changes {path}, which configures your tools")
+    return None
+
+
+def _rel_grey_project(ctx: Ctx, path: str) -> bool:
+    assert ctx.project
+    rel = path[len(ctx.project) + 1:]
+    return rel.startswith(".claude/settings") or (rel.startswith(".claude/") and "hooks" in rel)

@@ -1,0 +1,273 @@
+"""Build a session's episode (seed 16.4) from its action buffer, the transcript state and the
+hook fields. Pure functions, standard library only; everything returned is redacted.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
+from ..redact import redact, redact_obj
+from .words import STOPWORDS
+
+MAX_ACTIONS = 200  # kept in the episode: the first 50 and the last 150
+MAX_FILES = 50
+MAX_ERRORS = 20
+GOAL_CHARS = 2000
+SUMMARY_CHARS = 100
+FILE_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit", "Read"})
+MUTATING_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
+ACTION_KEYS = ("ts", "tool", "id", "event", "outcome", "exit", "duration_ms", "summary", "file", "args_hash")
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_+#.-]{2,}")
+
+_FAIL = re.compile(
+    r"\b(fail(?:ed|s|ure|ing)?|unable|couldn'?t|could not|can(?:no|'|)t|cannot|not able|error(?:s|ed)?|"
+    r"broke(?:n)?|blocked|gave up|give up|unsuccessful|did not work|didn'?t work|not work(?:ing)?|crash(?:ed|es)?)\b",
+    re.I,
+)
+_OK = re.compile(
+    r"\b(done|complete(?:d)?|success(?:ful(?:ly)?)?|succeeded|fixed|resolved|works|working|pass(?:es|ed|ing)?|"
+    r"created|wrote|written|implemented|updated|added|finished|ready|all set)\b",
+    re.I,
+)
+_NEGATED = re.compile(
+    r"\b(no|zero|0|without|never|none of the|not any)\s+(?:\w+\s+){0,2}?"
+    r"(errors?|failures?|fail(?:ed|s|ing)?|issues?|problems?|warnings?)\b",
+    re.I,
+)
+_PARTIAL = re.compile(r"\b(partial(?:ly)?|some of|most of|remaining|still (?:fail|need|todo)|todo|left to do)\b", re.I)
+
+
+def read_buffer(lines: Iterable[bytes | str]) -> list[dict[str, Any]]:
+    """Parse buffer lines (one JSON object each); bad lines are skipped."""
+    out: list[dict[str, Any]] = []
+    for raw in lines:
+        if not raw or not raw.strip():
+            continue
+        try:
+            obj = json.loads(raw)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(obj, dict) and isinstance(obj.get("tool"), str):
+            out.append(obj)
+    return out
+
+
+def summarize(goal: str | None, limit: int = SUMMARY_CHARS) -> str:
+    if not goal:
+        return ""
+    line = " ".join(goal.split())
+    m = re.match(r"(.+?[.!?])(\s|$)", line)
+    if m and len(m.group(1)) >= 12:
+        line = m.group(1)
+    if len(line) > limit:
+        cut = line[: limit - 1].rsplit(" ", 1)[0] or line[: limit - 1]
+        line = cut.rstrip(",;:") + "…"
+    return line
+
+
+def keywords(goal: str | None, actions: list[dict[str, Any]], files: list[str], limit: int = 12) -> list[str]:
+    counts: Counter[str] = Counter()
+    order: dict[str, int] = {}
+
+    def add(word: str, weight: int) -> None:
+        w = word.lower().strip(".-_#+")
+        if len(w) < 3 or w in STOPWORDS or w.isdigit() or "[redacted" in w:
+            return
+        counts[w] += weight
+        order.setdefault(w, len(order))
+
+    for w in _WORD.findall(goal or ""):
+        add(w, 3)
+    for f in files:
+        base = f.rsplit("/", 1)[-1]
+        stem = base.rsplit(".", 1)[0] if "." in base[1:] else base
+        for part in re.split(r"[^A-Za-z0-9]+", stem):
+            add(part, 2)
+    for a in actions:
+        head = str(a.get("summary") or "").split(" ", 1)[0]
+        if head and not head.startswith("["):
+            add(head, 1)
+    ranked = sorted(counts, key=lambda w: (-counts[w], order[w]))
+    return ranked[:limit]
+
+
+def classify_outcome(actions: list[dict[str, Any]], last_message: str | None) -> str:
+    """SUCCESS / FAILURE / PARTIAL / UNKNOWN from tool failures and the last assistant message."""
+    total = len(actions)
+    errors = sum(1 for a in actions if a.get("outcome") == "error")
+    last_failed = bool(actions) and actions[-1].get("outcome") == "error"
+    text = _NEGATED.sub(" ", last_message or "")
+    neg = bool(_FAIL.search(text))
+    pos = bool(_OK.search(text))
+    partial = bool(_PARTIAL.search(text))
+    if neg and pos or partial and (pos or neg):
+        return "PARTIAL"
+    if neg:
+        return "FAILURE" if errors == total or not total else "PARTIAL"
+    if pos:
+        return "PARTIAL" if last_failed else "SUCCESS"
+    if not total:
+        return "UNKNOWN"
+    if errors == 0:
+        return "SUCCESS"
+    if errors == total:
+        return "FAILURE"
+    return "PARTIAL" if last_failed else "SUCCESS"
+
+
+def _compact_action(a: dict[str, Any]) -> dict[str, Any]:
+    return {k: a[k] for k in ACTION_KEYS if k in a and a[k] not in (None, "")}
+
+
+def _cap_actions(actions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    if len(actions) <= MAX_ACTIONS:
+        return actions
+    return actions[:50] + actions[-(MAX_ACTIONS - 50):]
+
+
+def _error_line(a: dict[str, Any], detail: str | None) -> str:
+    what = a.get("summary") or a.get("file") or ""
+    head = f"{a.get('tool', '?')}{' ' + what if what else ''}"
+    if detail:
+        text = " ".join(detail.split())[:300]
+    elif a.get("exit") not in (None, 0):
+        text = f"exit {a.get('exit')}"
+    else:
+        text = "failed"
+    return f"{head}: {text}"
+
+
+def episode_id(session_id: str, started_at: str) -> str:
+    safe = re.sub(r"[^A-Za-z0-9]", "", session_id)[:12] or "unknown"
+    day = re.sub(r"[^0-9]", "", started_at[:10]) or "00000000"
+    return f"ep_{day}_{safe}"
+
+
+def build_episode(
+    *,
+    session_id: str,
+    episode_id: str,
+    buffer: list[dict[str, Any]],
+    transcript: dict[str, Any],
+    now: str,
+    end_trigger: str,
+    last_message: str | None,
+    project: str | None,
+    git_branch: str | None,
+    git_commit: str | None,
+    carry: dict[str, Any] | None = None,
+    extra: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The episode dict (validates as ``sophia.models.Episode``), redacted.
+
+    ``carry``: what an earlier run of the same session already recorded (its buffer was
+    rotated away): its actions and counts come first.
+    """
+    carry = carry or {}
+    prior_actions = [a for a in carry.get("actions") or [] if isinstance(a, dict)]
+    prior_count = int(carry.get("tool_call_count") or len(prior_actions))
+    actions_all = prior_actions + [_compact_action(a) for a in buffer]
+    tool_call_count = prior_count + len(buffer)
+
+    goal = transcript.get("first_prompt") or carry.get("goal")
+    goal = redact(goal[:GOAL_CHARS]) if goal else None
+    last = last_message
+    if not last and transcript.get("assistant_texts"):
+        last = transcript["assistant_texts"][-1]
+    last = redact(last[:2000]) if last else None
+
+    files: list[str] = list(carry.get("files_touched") or [])
+    for a in buffer:
+        f = a.get("file")
+        if isinstance(f, str) and f and a.get("tool") in FILE_TOOLS and f not in files:
+            files.append(f)
+    files = [redact(f) for f in files[:MAX_FILES]]
+
+    tool_errors = transcript.get("tool_errors") or {}
+    errors: list[str] = list(carry.get("errors") or [])
+    for a in buffer:
+        if a.get("outcome") == "error" and len(errors) < MAX_ERRORS:
+            errors.append(redact(_error_line(a, tool_errors.get(a.get("id")) if a.get("id") else None)))
+
+    times = [t for t in (carry.get("started_at"), transcript.get("first_ts"),
+                         buffer[0].get("ts") if buffer else None) if isinstance(t, str) and t]
+    started_at = min(times) if times else now
+    outcome = classify_outcome(actions_all, last)
+    kws = keywords(goal, actions_all, files)
+    thoughts = [redact(t[:500]) for t in (transcript.get("assistant_texts") or [])[-3:]]
+
+    ep: dict[str, Any] = {
+        "id": episode_id,
+        "session_id": session_id,
+        "started_at": started_at,
+        "ended_at": now,
+        "timestamp": now,
+        "end_trigger": end_trigger,
+        "goal": goal,
+        "goal_summary": summarize(goal),
+        "chain_of_thought": thoughts,
+        "actions": redact_obj(_cap_actions(actions_all)),
+        "tool_call_count": tool_call_count,
+        "outcome": outcome,
+        "error_analysis": None,
+        "heuristics": list(carry.get("heuristics") or []),
+        "keywords": kws,
+        "embedding": None,
+        "trivial": tool_call_count < 2,
+        "consolidated": bool(carry.get("consolidated")),
+        "project": project,
+        "git_branch": git_branch,
+        "git_commit": git_commit,
+        "files_touched": files,
+        "errors": errors[:MAX_ERRORS],
+        "last_message": last,
+        "prompts_count": int(transcript.get("prompts_total") or 0),
+    }
+    if transcript.get("compactions"):
+        ep["compactions"] = transcript["compactions"]
+    if transcript.get("sidechain_lines"):
+        ep["subagent_lines"] = transcript["sidechain_lines"]
+    if extra:
+        ep.update(extra)
+    return ep
+
+
+def index_item(ep: dict[str, Any]) -> dict[str, Any]:
+    """The recall index item for an episode (memory index contract)."""
+    parts = [ep.get("goal_summary") or "", ep.get("goal") or ""]
+    if ep.get("keywords"):
+        parts.append("keywords: " + ", ".join(ep["keywords"]))
+    if ep.get("files_touched"):
+        parts.append("files: " + ", ".join(f.rsplit("/", 1)[-1] for f in ep["files_touched"][:20]))
+    if ep.get("errors"):
+        parts.append("errors: " + "; ".join(ep["errors"][:5]))
+    parts.append(f"outcome: {ep.get('outcome')}")
+    if ep.get("last_message"):
+        parts.append(str(ep["last_message"])[:500])
+    text = "\n".join(p for p in parts if p)
+    return {
+        "id": ep["id"],
+        "type": "episode",
+        "text": text,
+        "project": ep.get("project"),
+        "timestamp": ep.get("ended_at"),
+        "event_time": ep.get("started_at"),
+        "source_ids": [f"session:{ep.get('session_id')}"],
+        "valid_from": None,
+        "valid_until": None,
+        "temporality": "historical",
+        "links": [],
+        "meta": {
+            "outcome": ep.get("outcome"),
+            "trivial": ep.get("trivial"),
+            "tool_call_count": ep.get("tool_call_count"),
+            "session_id": ep.get("session_id"),
+            "git_branch": ep.get("git_branch"),
+            "goal_summary": ep.get("goal_summary"),
+        },
+    }

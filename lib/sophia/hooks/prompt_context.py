@@ -1,0 +1,170 @@
+"""UserPromptSubmit: inject the few memories relevant to this prompt. ``python -I -S prompt_context.py``.
+
+Recalls through the memory index (``sophia.index.search.recall``); when the index package or
+its database is missing, falls back to keyword overlap over the episode index and the
+semantic rules. Keeps an item only if its score reaches ``context.prompt_context_min_score``
+AND it shares a content word with the prompt; at most ``context.prompt_context_max_items``.
+Project scoping: episodes (and other episodic kinds) of another project are never shown;
+items of the current project come first; rules, profile facts and creed are global. The
+current session's own episode is skipped. Prints NOTHING when nothing is relevant.
+"""
+
+from __future__ import annotations
+
+if __name__ == "__main__" and not __package__:
+    import os as _os
+    import sys as _sys
+
+    _sys.path.insert(0, _os.path.dirname(_os.path.dirname(_os.path.dirname(_os.path.abspath(__file__)))))
+
+import importlib
+import os
+from pathlib import Path
+
+from sophia import paths
+from sophia.hooks.context import HOOK_TEXT_CAP, one_line, overlap, read_json_quiet, stems
+from sophia.hooks.project import project_of
+from sophia.hooks.runtime import emit_context, load_config, log, read_payload, run
+
+TYPE_CHECKING = False  # typing costs a few ms to import: annotations only
+if TYPE_CHECKING:
+    from typing import Any
+
+EPISODIC = frozenset({"episode", "scene", "turn", "memcell"})
+MIN_PROMPT_CHARS = 8
+QUERY_CHARS = 1000
+
+
+def fallback_recall(home: Path, query: str, limit: int, project: str | None = None) -> list[dict[str, Any]]:
+    """Keyword overlap over the episode index and the rules (score: share of query words matched).
+
+    Like the index's project filter: episodes of another project are not candidates."""
+    q = stems(query)
+    if not q:
+        return []
+    out: list[dict[str, Any]] = []
+    index = read_json_quiet(paths.episode_index_path(home))
+    for e in (index.get("entries") if isinstance(index, dict) else None) or []:
+        if not isinstance(e, dict) or not e.get("id"):
+            continue
+        if project and e.get("project") and e.get("project") != project:
+            continue
+        kws = [k for k in e.get("keywords") or [] if isinstance(k, str)]
+        text = f"{e.get('goal_summary') or ''} {' '.join(kws)}"
+        n = overlap(q, text)
+        if n:
+            out.append({"id": e["id"], "type": "episode", "text": text, "project": e.get("project"),
+                        "timestamp": e.get("timestamp"), "score": n / len(q),
+                        "meta": {"outcome": e.get("outcome"), "session_id": e.get("session_id"),
+                                 "goal_summary": e.get("goal_summary"), "trivial": e.get("trivial")}})
+    rules = read_json_quiet(paths.rules_path(home))
+    for r in rules if isinstance(rules, list) else []:
+        if not isinstance(r, dict) or not r.get("rule_content"):
+            continue
+        text = f"{r.get('trigger_concept') or ''}: {r.get('rule_content')}"
+        n = overlap(q, text)
+        if n:
+            out.append({"id": r.get("id") or "rule", "type": "rule", "text": str(r.get("rule_content")),
+                        "project": r.get("project"), "timestamp": r.get("created_at"), "score": n / len(q),
+                        "meta": {}})
+    out.sort(key=lambda it: it["score"], reverse=True)
+    return out[:limit]
+
+
+def recall_items(home: Path, query: str, project: str | None, limit: int) -> tuple[list[dict[str, Any]], str]:
+    if paths.index_db_path(home).is_file():
+        try:
+            search = importlib.import_module("sophia.index.search")
+        except ImportError:
+            search = None
+        if search is not None:
+            try:
+                return list(search.recall(query, limit=limit, project=project, home=home)), "index"
+            except Exception as exc:  # noqa: BLE001 - recall must not break the prompt
+                log(f"prompt_context: recall failed, keyword fallback: {type(exc).__name__}: {exc}", home)
+    return fallback_recall(home, query, limit, project), "fallback"
+
+
+def _session_of(item: dict[str, Any]) -> str | None:
+    meta: dict[str, Any] = item["meta"] if isinstance(item.get("meta"), dict) else {}
+    sid = meta.get("session_id")
+    return sid if isinstance(sid, str) else None
+
+
+def select(items: list[dict[str, Any]], query: str, *, project: str | None, session_id: str | None,
+           min_score: float, max_items: int) -> list[dict[str, Any]]:
+    q = stems(query)
+    keep = []
+    for it in items:
+        if not isinstance(it, dict) or not it.get("id"):
+            continue
+        kind = str(it.get("type") or "")
+        item_project = it.get("project")
+        if kind in EPISODIC and item_project and item_project != project:
+            continue  # another project's episode: never shown
+        if session_id and _session_of(it) == session_id:
+            continue
+        try:
+            score = float(it.get("score") or 0.0)
+        except (TypeError, ValueError):
+            continue
+        if score < min_score or not overlap(q, str(it.get("text") or "")):
+            continue
+        same = bool(project) and item_project == project
+        keep.append((score * (1.2 if same else 1.0), it))
+    keep.sort(key=lambda x: x[0], reverse=True)
+    return [it for _, it in keep[:max_items]]
+
+
+def render(items: list[dict[str, Any]]) -> str:
+    lines = ["Sophia memory: possibly relevant to this prompt (cite an id if you rely on it):"]
+    for it in items:
+        meta: dict[str, Any] = it["meta"] if isinstance(it.get("meta"), dict) else {}
+        bits = [str(it.get("type") or "memory")]
+        when = str(it.get("event_time") or it.get("timestamp") or "")[:10]
+        if when:
+            bits.append(when)
+        if meta.get("outcome"):
+            bits.append(str(meta["outcome"]))
+        text = it.get("text")
+        if it.get("type") == "episode":
+            text = meta.get("goal_summary") or str(text or "").split("\n", 1)[0]
+        lines.append(f"- [{it['id']}] ({', '.join(bits)}) {one_line(text, 300)}")
+    return "\n".join(lines)[:HOOK_TEXT_CAP]
+
+
+def main() -> None:
+    payload = read_payload()
+    prompt = payload.get("prompt")
+    if not isinstance(prompt, str) or len(prompt.strip()) < MIN_PROMPT_CHARS or prompt.lstrip().startswith("/"):
+        return
+    home = paths.sophia_home()
+    if not home.is_dir():
+        return
+    cfg = load_config(home)
+    ctx = cfg["context"]
+    if ctx.get("prompt_context_enabled") is False:
+        return
+    try:
+        max_items = max(0, min(20, int(ctx.get("prompt_context_max_items", 3))))
+        min_score = float(ctx.get("prompt_context_min_score", 0.35))
+    except (TypeError, ValueError):
+        max_items, min_score = 3, 0.35
+    if max_items == 0:
+        return
+    cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else os.environ.get("CLAUDE_PROJECT_DIR")
+    project = project_of(cwd)
+    query = prompt.strip()[:QUERY_CHARS]
+    items, _source = recall_items(home, query, project, max_items * 4)
+    sid = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
+    chosen = select(items, query, project=project, session_id=sid, min_score=min_score, max_items=max_items)
+    if chosen:
+        emit_context("UserPromptSubmit", render(chosen))
+
+
+def cli() -> None:
+    run("prompt_context", main)
+
+
+if __name__ == "__main__":
+    cli()

@@ -1,0 +1,104 @@
+"""What every Python hook needs: the payload, the config, a safe way to fail. Stdlib only.
+
+A hook must never break the session: :func:`run` catches everything, writes one line to
+``logs/hooks.log`` and at most one line to stderr, and exits 0.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+from .. import paths
+
+TYPE_CHECKING = False  # typing costs a few ms to import: annotations only
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+MAX_PAYLOAD = 32 * 1024 * 1024
+
+CONTEXT_DEFAULTS: dict[str, Any] = {
+    "session_start_enabled": True,
+    "session_start_max_tokens": 2000,
+    "prompt_context_enabled": True,
+    "prompt_context_max_items": 3,
+    "prompt_context_min_score": 0.35,
+}
+
+
+def guarded() -> bool:
+    """True inside a run started by a hook (reflection): every hook then does nothing."""
+    return os.environ.get("SOPHIA_HOOK_GUARD") == "1"
+
+
+def read_payload(stream: Any = None) -> dict[str, Any]:
+    """The hook's JSON input (one object on stdin). Anything else -> ``{}``."""
+    src = stream if stream is not None else sys.stdin.buffer
+    raw = src.read(MAX_PAYLOAD)
+    if not raw or not raw.strip():
+        return {}
+    try:
+        data = json.loads(raw.decode("utf-8", "replace"))
+    except (ValueError, RecursionError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def load_config(home: Path | None = None) -> dict[str, Any]:
+    """config.json as a dict with the context defaults filled in. Unreadable -> defaults."""
+    try:
+        with open(paths.config_path(home), encoding="utf-8") as fh:
+            cfg = json.load(fh)
+    except (OSError, ValueError):
+        cfg = {}
+    if not isinstance(cfg, dict):
+        cfg = {}
+    ctx = cfg.get("context")
+    merged = dict(CONTEXT_DEFAULTS)
+    if isinstance(ctx, dict):
+        merged.update(ctx)
+    cfg["context"] = merged
+    return cfg
+
+
+def log(message: str, home: Path | None = None, name: str = "hooks.log") -> None:
+    """Append one line to ``logs/<name>`` (best effort, never raises)."""
+    try:
+        from ..atomic import append_line
+        from ..redact import redact
+        from ..timeutil import iso
+
+        append_line(paths.logs_dir(home) / name, f"{iso()} {redact(message)[:2000]}")
+    except Exception:  # noqa: BLE001 - logging must never fail a hook
+        pass
+
+
+def emit_context(event: str, text: str) -> None:
+    """Print the additionalContext JSON for SessionStart / UserPromptSubmit."""
+    out = {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
+    sys.stdout.write(json.dumps(out, ensure_ascii=False))
+    sys.stdout.flush()
+
+
+def run(name: str, main: Callable[[], None]) -> None:
+    """Run a hook's ``main``; any failure -> one log line, one stderr line, exit 0."""
+    if guarded():
+        sys.exit(0)
+    try:
+        main()
+    except SystemExit as exc:
+        if exc.code not in (None, 0):
+            sys.exit(0)
+        raise
+    except BaseException as exc:  # noqa: BLE001 - a hook never breaks the session
+        msg = f"{name}: {type(exc).__name__}: {exc}".replace("\n", " ")[:300]
+        log(msg)
+        try:
+            sys.stderr.write(f"sophia {msg}\n")
+        except Exception:  # noqa: BLE001
+            pass
+    sys.exit(0)
+

@@ -1,0 +1,175 @@
+"""SessionStart: what Claude should know before the first prompt. ``python -I -S session_start.py``.
+
+Prints ``{"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": ...}}``
+with, in this order and within ``context.session_start_max_tokens`` (about 4 characters a
+token): the identity goal and terminal creed, the heuristics (semantic rules) most relevant
+to this project, foresight still valid today, the last few episodes of THIS project (other
+projects' episodes never appear), and open knowledge gaps. Reads only small files: the
+capped episode index (1000 entries), the rules, ``memory/foresight.json``, the self model.
+"""
+
+from __future__ import annotations
+
+if __name__ == "__main__" and not __package__:
+    import os as _os
+    import sys as _sys
+
+    _sys.path.insert(0, _os.path.dirname(_os.path.dirname(_os.path.dirname(_os.path.abspath(__file__)))))
+
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+
+from sophia import paths
+from sophia.hooks.context import fit, memory_items, one_line, read_json_quiet, stems
+from sophia.hooks.project import project_of
+from sophia.hooks.runtime import emit_context, load_config, read_payload, run
+from sophia.timeutil import parse
+
+TYPE_CHECKING = False  # typing costs a few ms to import: annotations only
+if TYPE_CHECKING:
+    from typing import Any
+
+MAX_RULES = 8
+MAX_EPISODES = 5
+MAX_FORESIGHT = 5
+MAX_GAPS = 5
+
+
+def _age_days(value: Any, now: datetime) -> float | None:
+    d = parse(value) if isinstance(value, str) else None
+    return None if d is None else max(0.0, (now - d).total_seconds() / 86400)
+
+
+def project_episodes(index: Any, project: str | None) -> list[dict[str, Any]]:
+    entries = index.get("entries") if isinstance(index, dict) else None
+    if not isinstance(entries, list) or not project:
+        return []
+    return [e for e in entries if isinstance(e, dict) and e.get("project") == project and e.get("id")]
+
+
+def rank_rules(rules: Any, keywords: set[str], project: str | None, now: datetime) -> list[dict[str, Any]]:
+    if not isinstance(rules, list):
+        return []
+    scored = []
+    for i, r in enumerate(rules):
+        if not isinstance(r, dict) or not r.get("rule_content"):
+            continue
+        if r.get("retired") or r.get("status") in ("retired", "rejected"):
+            continue
+        if r.get("project") and project and r.get("project") != project:
+            continue
+        try:
+            conf = float(r.get("confidence", 0.8))
+        except (TypeError, ValueError):
+            conf = 0.5
+        words = stems(f"{r.get('trigger_concept', '')} {r.get('rule_content', '')}")
+        match = len(words & keywords)
+        age = _age_days(r.get("last_validated") or r.get("created_at"), now)
+        recency = 0.0 if age is None else 1.0 / (1.0 + age / 30.0)
+        score = 2.0 * match + conf + 0.5 * recency + (1.0 if r.get("project") == project and project else 0.0)
+        scored.append((score, -i, r))
+    scored.sort(key=lambda x: (x[0], x[1]), reverse=True)
+    return [r for _, _, r in scored[:MAX_RULES]]
+
+
+def valid_foresight(items: list[dict[str, Any]], project: str | None, now: datetime) -> list[dict[str, Any]]:
+    out = []
+    for it in items:
+        if it.get("project") and it.get("project") != project:
+            continue
+        start, end = parse(it.get("valid_from")), parse(it.get("valid_until"))
+        if (start and start > now) or (end and end < now) or not it.get("text"):
+            continue
+        out.append(it)
+    out.sort(key=lambda it: str(it.get("valid_until") or "9999"))
+    return out[:MAX_FORESIGHT]
+
+
+def _gap_text(g: Any) -> str:
+    if isinstance(g, dict):
+        if g.get("resolved") or g.get("status") in ("closed", "resolved"):
+            return ""
+        return str(g.get("gap") or g.get("text") or g.get("description") or "")
+    return str(g) if isinstance(g, str) else ""
+
+
+def build_context(home: Path, cfg: dict[str, Any], cwd: str | None, now: datetime | None = None) -> str:
+    now = now or datetime.now(UTC)
+    project = project_of(cwd)
+    ctx = cfg.get("context") or {}
+    try:
+        max_chars = max(400, int(ctx.get("session_start_max_tokens") or 2000) * 4)
+    except (TypeError, ValueError):
+        max_chars = 8000
+
+    self_model = read_json_quiet(paths.self_model_path(home))
+    self_model = self_model if isinstance(self_model, dict) else {}
+    index = read_json_quiet(paths.episode_index_path(home))
+    episodes = project_episodes(index, project)
+
+    keywords: set[str] = stems(Path(project).name.replace("-", " ").replace("_", " ")) if project else set()
+    for e in episodes[:30]:
+        keywords |= stems(" ".join(k for k in e.get("keywords") or [] if isinstance(k, str)))
+
+    sections: list[tuple[str, list[str]]] = []
+    identity = []
+    if self_model.get("identity_goal"):
+        identity.append(f"Identity goal: {one_line(self_model['identity_goal'], 300)}")
+    creed = [c for c in self_model.get("terminal_creed") or [] if isinstance(c, str)]
+    if creed:
+        identity.append("Terminal creed (never violate): " + " ".join(one_line(c, 200) for c in creed[:10]))
+    sections.append(("## Identity", identity))
+
+    rules = rank_rules(read_json_quiet(paths.rules_path(home)), keywords, project, now)
+    sections.append(("## Heuristics learned (most relevant to this project first)", [
+        f"- [{r.get('id', '?')}] {one_line(r.get('rule_content'), 280)}"
+        + (f" (when: {one_line(r.get('trigger_concept'), 60)})" if r.get("trigger_concept") else "")
+        for r in rules
+    ]))
+
+    foresight = valid_foresight(memory_items(home, "foresight"), project, now)
+    sections.append(("## Foresight still valid today", [
+        f"- [{f.get('id', '?')}] {one_line(f.get('text'), 250)}"
+        + (f" (until {str(f.get('valid_until'))[:10]})" if f.get("valid_until") else "")
+        for f in foresight
+    ]))
+
+    shown = [e for e in episodes if not e.get("trivial")][:MAX_EPISODES]
+    if len(shown) < 3:
+        shown = episodes[:MAX_EPISODES]
+    title = f"## Recent episodes in this project ({project})" if project else "## Recent episodes"
+    sections.append((title, [
+        f"- [{e['id']}] {str(e.get('timestamp') or '')[:10]} {e.get('outcome') or 'UNKNOWN'}: "
+        f"{one_line(e.get('goal_summary') or '(no goal recorded)', 200)}"
+        for e in shown
+    ]))
+
+    gaps = [t for t in (_gap_text(g) for g in self_model.get("knowledge_gaps") or []) if t][-MAX_GAPS:]
+    sections.append(("## Open knowledge gaps", [f"- {one_line(g, 200)}" for g in gaps]))
+
+    preamble = ("# Sophia System 3 memory (ids can be cited; `s3 recall QUERY` finds more)\n")
+    text = fit(sections, max_chars, preamble)
+    return "" if text == preamble.strip() else text
+
+
+def main() -> None:
+    payload = read_payload()
+    home = paths.sophia_home()
+    if not home.is_dir():
+        return
+    cfg = load_config(home)
+    if cfg["context"].get("session_start_enabled") is False:
+        return
+    cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else os.environ.get("CLAUDE_PROJECT_DIR")
+    text = build_context(home, cfg, cwd)
+    if text:
+        emit_context("SessionStart", text)
+
+
+def cli() -> None:
+    run("session_start", main)
+
+
+if __name__ == "__main__":
+    cli()

@@ -1,0 +1,248 @@
+"""Read a Claude Code transcript defensively and incrementally. Stdlib only.
+
+The transcript (JSONL at ``transcript_path``) is an internal format that changes between
+versions, so this reader keeps only what it recognises and never raises on odd input:
+unknown line types are counted and skipped, a line that is not JSON is counted and
+skipped, a truncated last line waits for the next call (or is tried once at the end of
+the session), a missing or unreadable file leaves the state as it was with a note.
+
+Stop fires after every assistant turn, so the reader is incremental: the state (a plain
+dict, persisted by the caller) remembers the byte offset already read. A huge backlog is
+read head and tail only (the goal sits at the start, the outcome at the end).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from typing import Any
+
+MAX_READ = 8 * 1024 * 1024  # more new bytes than this: read the head and the tail only
+HEAD_READ = 1024 * 1024
+TAIL_READ = 4 * 1024 * 1024
+KEEP_PROMPTS = 10
+KEEP_TEXTS = 5
+KEEP_ERRORS = 50
+PROMPT_CHARS = 4000
+TEXT_CHARS = 2000
+
+KNOWN_TYPES = frozenset({
+    "user", "assistant", "summary", "system", "attachment", "queue-operation", "last-prompt",
+    "file-history-snapshot", "progress", "custom-title", "tag",
+})
+
+_NOT_PROMPT_PREFIXES = (
+    "<command-name>", "<command-message>", "<command-args>", "<local-command-stdout>",
+    "<local-command-stderr>", "<local-command-caveat>", "<bash-input>", "<bash-stdout>",
+    "<bash-stderr>", "caveat:", "[request interrupted", "this session is being continued from a previous",
+    "<user-prompt-submit-hook>", "<task-notification>",
+)
+_REMINDER = re.compile(r"<system-reminder>.*?(?:</system-reminder>|\Z)", re.S)
+
+
+def new_state(path: str | None = None) -> dict[str, Any]:
+    return {
+        "path": path, "offset": 0, "first_prompt": None, "prompts_total": 0, "recent_prompts": [],
+        "assistant_texts": [], "tool_errors": {}, "tool_uses": 0, "first_ts": None, "last_ts": None,
+        "git_branch": None, "cwd": None, "sidechain_lines": 0, "compactions": 0, "summaries": [],
+        "unknown_types": 0, "bad_lines": 0, "skipped_bytes": 0, "note": None,
+    }
+
+
+def clean_prompt(text: str) -> str | None:
+    """The user's own words, or ``None`` for command echoes, caveats, reminders, interruptions."""
+    if not isinstance(text, str):
+        return None
+    t = _REMINDER.sub("", text).strip()
+    if not t:
+        return None
+    low = t[:80].lower()
+    if low.startswith(_NOT_PROMPT_PREFIXES):
+        return None
+    return t
+
+
+def _block_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text"]
+        return "\n".join(p for p in parts if isinstance(p, str))
+    return ""
+
+
+def _push(lst: list[Any], item: Any, keep: int) -> None:
+    lst.append(item)
+    del lst[:-keep]
+
+
+def _stamp(st: dict[str, Any], ts: Any) -> None:
+    if not isinstance(ts, str) or not ts:
+        return
+    if st["first_ts"] is None or ts < st["first_ts"]:
+        st["first_ts"] = ts
+    if st["last_ts"] is None or ts > st["last_ts"]:
+        st["last_ts"] = ts
+
+
+def _user(st: dict[str, Any], obj: dict[str, Any], new_prompts: list[str]) -> None:
+    msg = obj.get("message")
+    content = msg.get("content") if isinstance(msg, dict) else None
+    texts: list[str] = []
+    if isinstance(content, str):
+        texts.append(content)
+    elif isinstance(content, list):
+        for block in content:
+            if not isinstance(block, dict):
+                continue
+            kind = block.get("type")
+            if kind == "tool_result":
+                if block.get("is_error") is True:
+                    tid = block.get("tool_use_id")
+                    err = _block_text(block.get("content"))
+                    if isinstance(tid, str) and tid:
+                        errors = st["tool_errors"]
+                        errors[tid] = err[:500]
+                        while len(errors) > KEEP_ERRORS:
+                            errors.pop(next(iter(errors)))
+            elif kind == "text" and isinstance(block.get("text"), str):
+                texts.append(block["text"])
+    if not texts or obj.get("isMeta") or obj.get("isCompactSummary") or obj.get("isVisibleInTranscriptOnly"):
+        return
+    prompt = clean_prompt("\n".join(texts))
+    if prompt is None:
+        return
+    prompt = prompt[:PROMPT_CHARS]
+    st["prompts_total"] += 1
+    if st["first_prompt"] is None:
+        st["first_prompt"] = prompt
+    _push(st["recent_prompts"], prompt, KEEP_PROMPTS)
+    new_prompts.append(prompt)
+
+
+def _assistant(st: dict[str, Any], obj: dict[str, Any]) -> None:
+    msg = obj.get("message")
+    content = msg.get("content") if isinstance(msg, dict) else None
+    if isinstance(content, str):
+        content = [{"type": "text", "text": content}]
+    if not isinstance(content, list):
+        return
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "text" and isinstance(block.get("text"), str) and block["text"].strip():
+            _push(st["assistant_texts"], block["text"].strip()[:TEXT_CHARS], KEEP_TEXTS)
+        elif block.get("type") == "tool_use":
+            st["tool_uses"] += 1
+
+
+def feed_line(st: dict[str, Any], raw: bytes | str, new_prompts: list[str]) -> None:
+    """Fold one transcript line into the state (never raises on bad input)."""
+    try:
+        obj = json.loads(raw)
+    except (ValueError, RecursionError):
+        st["bad_lines"] += 1
+        return
+    if not isinstance(obj, dict):
+        st["bad_lines"] += 1
+        return
+    kind = obj.get("type")
+    if kind not in KNOWN_TYPES:
+        st["unknown_types"] += 1
+        return
+    _stamp(st, obj.get("timestamp"))
+    if isinstance(obj.get("gitBranch"), str) and obj["gitBranch"]:
+        st["git_branch"] = obj["gitBranch"]
+    if isinstance(obj.get("cwd"), str) and obj["cwd"] and not st["cwd"]:
+        st["cwd"] = obj["cwd"]
+    if kind == "summary":
+        st["compactions"] += 1
+        if isinstance(obj.get("summary"), str):
+            _push(st["summaries"], obj["summary"][:500], 3)
+        return
+    if kind == "system":
+        if obj.get("subtype") == "compact_boundary":
+            st["compactions"] += 1
+        return
+    if kind not in ("user", "assistant"):
+        return
+    if obj.get("isSidechain") is True:
+        st["sidechain_lines"] += 1
+        return
+    if kind == "user":
+        _user(st, obj, new_prompts)
+    else:
+        _assistant(st, obj)
+
+
+def _feed_block(st: dict[str, Any], data: bytes, new_prompts: list[str]) -> None:
+    for line in data.split(b"\n"):
+        if line.strip():
+            feed_line(st, line, new_prompts)
+
+
+def update(st: dict[str, Any] | None, path: str | None, *, final: bool = False) -> tuple[dict[str, Any], list[str]]:
+    """Read what was appended to ``path`` since the last call. Returns (state, new prompts).
+
+    ``final``: also try the last line even without its newline (the session has ended).
+    """
+    if st is None or not isinstance(st, dict) or st.get("path") != path:
+        st = new_state(path)
+    else:
+        base = new_state(path)
+        base.update(st)
+        st = base
+    new_prompts: list[str] = []
+    if not path:
+        st["note"] = "no transcript path"
+        return st, new_prompts
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError as exc:
+        st["note"] = f"transcript unreadable: {exc.strerror or exc}"
+        return st, new_prompts
+    try:
+        size = os.fstat(fd).st_size
+        offset = int(st.get("offset") or 0)
+        if size < offset:  # rewritten or truncated: start again
+            st = new_state(path)
+            offset = 0
+        todo = size - offset
+        if todo <= 0:
+            st["note"] = None
+            return st, new_prompts
+        if todo > MAX_READ:
+            if st["first_prompt"] is None:
+                head = os.pread(fd, HEAD_READ, offset)
+                cut = head.rfind(b"\n")
+                if cut > 0:
+                    _feed_block(st, head[:cut], new_prompts)
+            tail_start = size - TAIL_READ
+            tail = os.pread(fd, TAIL_READ, tail_start)
+            nl = tail.find(b"\n")
+            tail = tail[nl + 1:] if nl >= 0 else b""
+            st["skipped_bytes"] += todo - len(tail)
+            chunk, chunk_start = tail, size - len(tail)
+        else:
+            chunk = b""
+            while len(chunk) < todo:
+                part = os.pread(fd, todo - len(chunk), offset + len(chunk))
+                if not part:
+                    break
+                chunk += part
+            chunk_start = offset
+        cut = chunk.rfind(b"\n")
+        complete, rest = (chunk[:cut], chunk[cut + 1:]) if cut >= 0 else (b"", chunk)
+        _feed_block(st, complete, new_prompts)
+        consumed = chunk_start + (cut + 1 if cut >= 0 else 0)
+        if final and rest.strip():
+            feed_line(st, rest, new_prompts)
+            consumed = chunk_start + len(chunk)
+        st["offset"] = consumed
+        st["note"] = None
+    except OSError as exc:
+        st["note"] = f"transcript unreadable: {exc.strerror or exc}"
+    finally:
+        os.close(fd)
+    return st, new_prompts

@@ -1,0 +1,346 @@
+#!/usr/bin/env bats
+# install.sh / uninstall.sh round trips in a temp HOME, with the real scripts, the real pip and the
+# real s3 CLI (the venv is reused via SOPHIA_VENV_PYTHON so torch is not downloaded each time).
+
+load install_helpers
+
+setup_file() {
+  prepare_src_and_venv
+}
+
+setup() {
+  fresh_home
+}
+
+EVENTS=(PreToolUse PostToolUse PostToolUseFailure SessionStart UserPromptSubmit Stop SessionEnd)
+
+# Prints "event<TAB>matcher<TAB>command" for every hook in a settings file.
+hook_rows() {
+  pyq 'import json,sys
+d = json.load(open(sys.argv[1]))
+for ev, groups in d.get("hooks", {}).items():
+    for g in groups:
+        for h in g["hooks"]:
+            print(ev, g.get("matcher") or "-", h.get("command", ""), sep="\t")' "$1"
+}
+
+# The user's own settings, with keys and hooks of their own (a PreToolUse Bash hook among them).
+write_user_settings() {
+  mkdir -p "$HOME/.claude" "$HOME/bin"
+  printf '#!/bin/sh\nexit 0\n' >"$HOME/bin/my-bash-check.sh"
+  chmod +x "$HOME/bin/my-bash-check.sh"
+  cat >"$HOME/.claude/settings.json" <<JSON
+{
+  "model": "opus",
+  "env": {"FOO": "bar"},
+  "permissions": {"allow": ["Bash(ls:*)"], "deny": ["Read(./.env)"]},
+  "statusLine": {"type": "command", "command": "echo hi"},
+  "hooks": {
+    "PreToolUse": [
+      {"matcher": "Bash", "hooks": [{"type": "command", "command": "$HOME/bin/my-bash-check.sh", "timeout": 3}]}
+    ],
+    "Notification": [
+      {"hooks": [{"type": "command", "command": "notify-send claude"}]}
+    ],
+    "Stop": [
+      {"hooks": [{"type": "command", "command": "echo stopped >> /dev/null"}]}
+    ]
+  }
+}
+JSON
+  cp "$HOME/.claude/settings.json" "$BATS_TEST_TMPDIR/user-settings.orig.json"
+}
+
+same_json() {
+  pyq 'import json,sys; a, b = (json.load(open(p)) for p in sys.argv[1:3]); sys.exit(0 if a == b else 1)' "$1" "$2"
+}
+
+@test "install: every file in place, settings register all events, s3 status answers the creed" {
+  run "$SRC/install.sh" --yes --no-embeddings
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  [[ $output == *"Sophia System 3 is installed"* ]]
+  [[ $output == *"not on your PATH"* ]]
+
+  local kit=$HOME/.sophia/kit
+  for h in guardian_tier1 log_action session_end session_start prompt_context; do
+    [ -x "$kit/hooks/$h.sh" ]
+  done
+  [ -f "$kit/hooks/lib/common.sh" ]
+  [ -x "$kit/hooks/lib/bootstrap_venv.sh" ]
+  [ -f "$kit/hooks/hooks.json" ]
+  [ -f "$kit/lib/sophia/__init__.py" ]
+  [ -f "$kit/lib/sophia/install/settings_merge.py" ]
+  [ -z "$(find "$kit" -name __pycache__)" ]
+  [ -x "$HOME/.local/bin/s3" ]
+  [ -f "$HOME/.sophia/install-manifest.json" ]
+  [ -f "$HOME/.claude/skills/s3-bats-test/SKILL.md" ]
+  [ -f "$HOME/.claude/agents/s3-bats-agent.md" ]
+  # state tree from s3 init, private
+  [ -f "$HOME/.sophia/self_model.json" ]
+  [ "$(stat -c %a "$HOME/.sophia")" = 700 ]
+  [ "$(stat -c %a "$HOME/.sophia/config.json")" = 600 ]
+
+  # settings: every event, each command an executable file under the kit
+  run hook_rows "$HOME/.claude/settings.json"
+  [ "$status" -eq 0 ]
+  for ev in "${EVENTS[@]}"; do
+    [[ $output == *"$ev"$'\t'* ]] || { echo "missing $ev"; false; }
+  done
+  local pre
+  pre=$(hook_rows "$HOME/.claude/settings.json" | awk -F'\t' '$1=="PreToolUse"{print $2}')
+  for tool in Bash Write Edit MultiEdit NotebookEdit; do
+    [[ "|$pre|" == *"|$tool|"* ]] || { echo "PreToolUse matcher lacks $tool: $pre"; false; }
+  done
+  while IFS=$'\t' read -r ev matcher cmd; do
+    [ -x "$cmd" ] || { echo "$ev: $cmd is not executable"; false; }
+    [[ $cmd == "$kit/hooks/"* ]]
+  done < <(hook_rows "$HOME/.claude/settings.json")
+  [ "$(hook_rows "$HOME/.claude/settings.json" | wc -l)" -eq 7 ]
+
+  # the launcher runs the installed CLI
+  run "$HOME/.local/bin/s3" status --json
+  [ "$status" -eq 0 ]
+  run pyq 'import json,sys; d = json.loads(sys.stdin.read()); c = d["self_model"]["terminal_creed"]; assert len(c) == 5, c; print("ok")' <<<"$output"
+  [ "$output" = ok ]
+}
+
+@test "install: each registered command runs as Claude Code would (sh -c, JSON on stdin) and exits 0" {
+  "$SRC/install.sh" --yes --no-embeddings >/dev/null
+  while IFS=$'\t' read -r ev matcher cmd; do
+    run bash -c "$cmd" <<<"{\"hook_event_name\": \"$ev\", \"session_id\": \"s1\", \"cwd\": \"$HOME\"}"
+    [ "$status" -eq 0 ] || { echo "$ev -> $status: $output"; false; }
+  done < <(hook_rows "$HOME/.claude/settings.json")
+}
+
+@test "install twice over the user's own settings: all of theirs kept, nothing duplicated" {
+  write_user_settings
+  "$SRC/install.sh" --yes --no-embeddings >/dev/null
+  local first backups
+  first=$(cat "$HOME/.claude/settings.json")
+  backups=$(find "$HOME/.claude" -name 'settings.json.sophia-bak-*' | wc -l)
+  [ "$backups" -eq 1 ]
+  same_json "$(find "$HOME/.claude" -name 'settings.json.sophia-bak-*')" "$BATS_TEST_TMPDIR/user-settings.orig.json"
+
+  run "$SRC/install.sh" --yes --no-embeddings
+  [ "$status" -eq 0 ]
+  [[ $output == *"already registered"* ]]
+  [ "$(cat "$HOME/.claude/settings.json")" = "$first" ]
+  [ "$(find "$HOME/.claude" -name 'settings.json.sophia-bak-*' | wc -l)" -eq 1 ]
+
+  # the user's keys, unchanged
+  run pyq 'import json,sys
+d = json.load(open(sys.argv[1]))
+assert d["model"] == "opus" and d["env"] == {"FOO": "bar"}, d
+assert d["permissions"] == {"allow": ["Bash(ls:*)"], "deny": ["Read(./.env)"]}
+assert d["statusLine"]["command"] == "echo hi"
+print("ok")' "$HOME/.claude/settings.json"
+  [ "$output" = ok ]
+  # the user's hooks once each, ours once each, the user's first
+  local rows
+  rows=$(hook_rows "$HOME/.claude/settings.json")
+  [ "$(grep -c "my-bash-check.sh" <<<"$rows")" -eq 1 ]
+  [ "$(grep -c "notify-send claude" <<<"$rows")" -eq 1 ]
+  [ "$(grep -c "echo stopped" <<<"$rows")" -eq 1 ]
+  [ "$(grep -c "/.sophia/kit/hooks/" <<<"$rows")" -eq 7 ]
+  [ "$(wc -l <<<"$rows")" -eq 10 ]
+  [[ $(grep -P '^PreToolUse\t' <<<"$rows" | head -n1) == *my-bash-check.sh ]]
+}
+
+@test "uninstall leaves exactly the user's own settings, removes skills/agents/kit/launcher, keeps ~/.sophia" {
+  write_user_settings
+  mkdir -p "$HOME/.claude/skills/my-own-skill"
+  echo keep >"$HOME/.claude/skills/my-own-skill/SKILL.md"
+  "$SRC/install.sh" --yes --no-embeddings >/dev/null
+  "$SRC/install.sh" --yes --no-embeddings >/dev/null
+  echo "a memory" >"$HOME/.sophia/memory/keep.txt"
+
+  run "$SRC/uninstall.sh" --yes
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  same_json "$HOME/.claude/settings.json" "$BATS_TEST_TMPDIR/user-settings.orig.json"
+  [ ! -e "$HOME/.claude/skills/s3-bats-test" ]
+  [ ! -e "$HOME/.claude/agents/s3-bats-agent.md" ]
+  [ -f "$HOME/.claude/skills/my-own-skill/SKILL.md" ]
+  [ ! -e "$HOME/.local/bin/s3" ]
+  [ ! -e "$HOME/.sophia/kit" ]
+  [ ! -e "$HOME/.sophia/install-manifest.json" ]
+  [ -f "$HOME/.sophia/memory/keep.txt" ]
+  [ -f "$HOME/.sophia/self_model.json" ]
+  # the reused venv (SOPHIA_VENV_PYTHON) is not ours: left alone
+  [ -x "$TVENV/bin/python" ]
+  [[ $output == *"kept your memory"* ]]
+}
+
+@test "uninstall of a settings.json the install created removes it; a second uninstall is a no-op" {
+  "$SRC/install.sh" --yes --no-embeddings >/dev/null
+  [ -f "$HOME/.claude/settings.json" ]
+  run "$SRC/uninstall.sh" --yes
+  [ "$status" -eq 0 ]
+  [ ! -e "$HOME/.claude/settings.json" ]
+  run "$SRC/uninstall.sh" --yes
+  [ "$status" -eq 0 ]
+  [[ $output == *"nothing to uninstall"* ]]
+}
+
+@test "uninstall --purge: refused without --yes and no terminal; with --yes removes ~/.sophia" {
+  write_user_settings
+  "$SRC/install.sh" --yes --no-embeddings >/dev/null
+  run "$SRC/uninstall.sh" --purge </dev/null
+  [ "$status" -ne 0 ]
+  [[ $output == *"--yes"* ]]
+  [ -d "$HOME/.sophia/kit" ]
+  [ -x "$HOME/.local/bin/s3" ]
+
+  run "$SRC/uninstall.sh" --purge --yes
+  [ "$status" -eq 0 ]
+  [ ! -e "$HOME/.sophia" ]
+  [ ! -e "$HOME/.local/bin/s3" ]
+  same_json "$HOME/.claude/settings.json" "$BATS_TEST_TMPDIR/user-settings.orig.json"
+}
+
+snapshot() {
+  (cd "$HOME" && find . -path ./.cache -prune -o -print0 | sort -z | xargs -0 stat -c '%n %s %a %Y' 2>/dev/null; find . -path ./.cache -prune -o -type f -print0 | sort -z | xargs -0 -r sha256sum)
+}
+
+@test "install --dry-run and uninstall --dry-run change nothing" {
+  write_user_settings
+  local before
+  before=$(snapshot)
+  run "$SRC/install.sh" --dry-run --no-embeddings
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  [[ $output == *"dry run: nothing was changed"* ]]
+  [ "$(snapshot)" = "$before" ]
+
+  "$SRC/install.sh" --yes --no-embeddings >/dev/null
+  before=$(snapshot)
+  run "$SRC/uninstall.sh" --dry-run --purge
+  [ "$status" -eq 0 ]
+  [[ $output == *"would run: rm -rf"* ]]
+  [ "$(snapshot)" = "$before" ]
+}
+
+@test "a settings.json that is not valid JSON is refused, untouched, and nothing is installed" {
+  mkdir -p "$HOME/.claude"
+  printf '{"model": "opus", "hooks": {\n' >"$HOME/.claude/settings.json"
+  local sum
+  sum=$(sha256sum "$HOME/.claude/settings.json")
+  run "$SRC/install.sh" --yes --no-embeddings
+  [ "$status" -ne 0 ]
+  [[ $output == *"not valid JSON"* ]]
+  [ "$(sha256sum "$HOME/.claude/settings.json")" = "$sum" ]
+  [ ! -e "$HOME/.sophia" ]
+  [ ! -e "$HOME/.local/bin/s3" ]
+  [ -z "$(find "$HOME/.claude" -name '*.sophia-bak-*')" ]
+}
+
+@test "hooks in a malformed shape are refused too" {
+  mkdir -p "$HOME/.claude"
+  echo '{"hooks": {"PreToolUse": {"matcher": "Bash"}}}' >"$HOME/.claude/settings.json"
+  run "$SRC/install.sh" --yes --no-embeddings
+  [ "$status" -ne 0 ]
+  [[ $output == *"hooks.PreToolUse is not an array"* ]]
+}
+
+@test "--project DIR installs into DIR/.claude and leaves the user settings alone" {
+  write_user_settings
+  local proj=$BATS_TEST_TMPDIR/my project
+  mkdir -p "$proj"
+  run "$SRC/install.sh" --yes --no-embeddings --project "$proj"
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  same_json "$HOME/.claude/settings.json" "$BATS_TEST_TMPDIR/user-settings.orig.json"
+  [ -f "$proj/.claude/skills/s3-bats-test/SKILL.md" ]
+  [ -f "$proj/.claude/agents/s3-bats-agent.md" ]
+  [ ! -e "$HOME/.claude/skills/s3-bats-test" ]
+  [ "$(hook_rows "$proj/.claude/settings.json" | wc -l)" -eq 7 ]
+  # a user install beside it, then removing the project keeps the shared kit for the user install
+  "$SRC/install.sh" --yes --no-embeddings >/dev/null
+  run "$SRC/uninstall.sh" --yes --project "$proj"
+  [ "$status" -eq 0 ]
+  [ ! -e "$proj/.claude/settings.json" ]
+  [ ! -e "$proj/.claude/skills/s3-bats-test" ]
+  [ -d "$HOME/.sophia/kit" ]
+  [ -x "$HOME/.local/bin/s3" ]
+  [ "$(hook_rows "$HOME/.claude/settings.json" | grep -c /.sophia/kit/)" -eq 7 ]
+  run "$SRC/uninstall.sh" --yes
+  [ "$status" -eq 0 ]
+  [ ! -e "$HOME/.sophia/kit" ]
+  same_json "$HOME/.claude/settings.json" "$BATS_TEST_TMPDIR/user-settings.orig.json"
+}
+
+@test "a HOME with a space, a symlinked settings.json and a custom SOPHIA_HOME" {
+  export HOME="$BATS_TEST_TMPDIR/home with space"
+  mkdir -p "$HOME/dotfiles" "$HOME/.claude"
+  echo '{"model": "sonnet"}' >"$HOME/dotfiles/settings.json"
+  ln -s "$HOME/dotfiles/settings.json" "$HOME/.claude/settings.json"
+  export SOPHIA_HOME="$HOME/state dir"
+  run "$SRC/install.sh" --yes --no-embeddings
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  [ -L "$HOME/.claude/settings.json" ]
+  [ "$(hook_rows "$HOME/dotfiles/settings.json" | wc -l)" -eq 7 ]
+  [ "$(cat "$SOPHIA_HOME/kit/.sophia_home")" = "$SOPHIA_HOME" ]
+  # hooks run from a command line Claude Code would use, without SOPHIA_HOME in the environment
+  while IFS=$'\t' read -r ev matcher cmd; do
+    run env -u SOPHIA_HOME bash -c "$cmd" <<<'{}'
+    [ "$status" -eq 0 ] || { echo "$ev: $cmd -> $output"; false; }
+  done < <(hook_rows "$HOME/.claude/settings.json")
+  # the launcher knows the custom SOPHIA_HOME
+  run env -u SOPHIA_HOME "$HOME/.local/bin/s3" status --json
+  [ "$status" -eq 0 ]
+  [[ $output == *"state dir"* ]]
+  run "$SRC/uninstall.sh" --yes
+  [ "$status" -eq 0 ]
+  [ -L "$HOME/.claude/settings.json" ]
+  [ "$(cat "$HOME/dotfiles/settings.json" | pyq 'import json,sys; print(json.load(sys.stdin))')" = "{'model': 'sonnet'}" ]
+}
+
+@test "an s3 that is not ours in ~/.local/bin is left alone; a foreign s3-* skill is moved aside" {
+  mkdir -p "$HOME/.local/bin" "$HOME/.claude/skills/s3-bats-test"
+  printf '#!/bin/sh\necho mine\n' >"$HOME/.local/bin/s3"
+  chmod +x "$HOME/.local/bin/s3"
+  echo theirs >"$HOME/.claude/skills/s3-bats-test/SKILL.md"
+  run "$SRC/install.sh" --yes --no-embeddings
+  [ "$status" -eq 0 ]
+  [[ $output == *"is not ours; left alone"* ]]
+  [ "$("$HOME/.local/bin/s3")" = mine ]
+  grep -q 'name: s3-bats-test' "$HOME/.claude/skills/s3-bats-test/SKILL.md"
+  local aside
+  aside=$(find "$HOME/.claude/skills" -maxdepth 1 -name 's3-bats-test.sophia-bak-*')
+  [ "$(cat "$aside/SKILL.md")" = theirs ]
+  run "$SRC/uninstall.sh" --yes
+  [ "$status" -eq 0 ]
+  [ "$("$HOME/.local/bin/s3")" = mine ]
+  [ -f "$aside/SKILL.md" ]
+}
+
+@test "re-install removes a skill the new version no longer ships" {
+  "$SRC/install.sh" --yes --no-embeddings >/dev/null
+  [ -d "$HOME/.claude/skills/s3-bats-test" ]
+  local src2=$BATS_TEST_TMPDIR/src2
+  cp -R "$SRC" "$src2"
+  rm -rf "$src2/skills/s3-bats-test"
+  run "$src2/install.sh" --yes --no-embeddings
+  [ "$status" -eq 0 ]
+  [ ! -e "$HOME/.claude/skills/s3-bats-test" ]
+  [ -f "$HOME/.claude/agents/s3-bats-agent.md" ]
+}
+
+@test "install.sh -h and an unknown flag" {
+  run "$SRC/install.sh" -h
+  [ "$status" -eq 0 ]
+  [[ $output == *"--no-embeddings"* && $output == *"SOPHIA_VENV_PYTHON"* ]]
+  run "$SRC/install.sh" --bogus
+  [ "$status" -ne 0 ]
+  [[ $output == *"unknown option: --bogus"* ]]
+  run "$SRC/uninstall.sh" -h
+  [ "$status" -eq 0 ]
+  [[ $output == *"--purge"* ]]
+}
+
+@test "install with embeddings (the default): torch already in the venv is not reinstalled" {
+  "$TVENV/bin/python" -c 'import torch' 2>/dev/null || skip "the dev venv has no torch"
+  run "$SRC/install.sh" --yes
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  [[ $output == *"torch: already installed"* ]]
+  [[ $output == *"sophia-system3[embeddings]"* ]]
+  run "$HOME/.local/bin/s3" status --json
+  [ "$status" -eq 0 ]
+}

