@@ -45,7 +45,7 @@ def rss_mb() -> float:
 def build_db(path: Path, n: int) -> None:
     import numpy as np
 
-    from sophia.embed import _schema_fallback as schema
+    from sophia.index import db as schema
 
     os.environ["SOPHIA_HOME"] = str(path.parent)
     conn = schema.connect(path.parent)

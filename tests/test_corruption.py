@@ -112,9 +112,9 @@ def test_lost_or_broken_index_is_rebuilt_with_nothing_missing(damage: str, s3_en
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from bench.stress import index_ids
-    from sophia.index.rebuild import rebuild
 
     from sophia.episode_store import upsert_episode
+    from sophia.index.rebuild import rebuild
 
     assert run_s3(["init"], s3_env).returncode == 0
     for i in range(5):

@@ -211,10 +211,20 @@ def _check_file(sf: StateFile | None, p: Path, model: type[BaseModel] | None = N
 
 
 def check_tree(home: Path | None = None, extras: bool = True) -> list[Problem]:
+    """Every problem in the tree; ``extras=False`` leaves out the registered checkers' stores."""
     h = home or paths.sophia_home()
-    problems: list[Problem] = []
     if not h.is_dir():
         return [Problem(h, "missing: run `s3 init`")]
+    problems = _check_state_files(h)
+    if extras:
+        for checker in _extra_checkers:
+            problems.extend(checker(h, False))
+    return problems
+
+
+def _check_state_files(h: Path) -> list[Problem]:
+    """The JSON state files only (registered checkers repair their own stores)."""
+    problems: list[Problem] = []
     for sf in state_files(h):
         prob = _check_file(sf, sf.path(h))
         if prob:
@@ -231,9 +241,6 @@ def check_tree(home: Path | None = None, extras: bool = True) -> list[Problem]:
             prob = _check_file(None, p, Episode)
             if prob:
                 problems.append(prob)
-    if extras:
-        for checker in _extra_checkers:
-            problems.extend(checker(h, False))
     return problems
 
 
@@ -266,7 +273,7 @@ def repair_tree(home: Path | None = None) -> list[Problem]:
         init_tree(h)
     fixed: list[Problem] = []
     by_path = {sf.path(h): sf for sf in state_files(h)}
-    for prob in check_tree(h, extras=False):  # registered checkers repair their own findings below
+    for prob in _check_state_files(h):
         p = prob.path
         sf = by_path.get(p)
         with locked(p):

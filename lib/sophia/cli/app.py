@@ -24,10 +24,12 @@ app = typer.Typer(
 def _register() -> None:
     from . import (  # noqa: F401
         cmd_apply,
+        cmd_bench,
         cmd_core,
         cmd_embed,
         cmd_guardian,
         cmd_memory,
+        cmd_recall,
         cmd_reflect,
     )
 

@@ -5,12 +5,28 @@ from __future__ import annotations
 import sys
 
 
+def _fast_recall(argv: list[str]) -> None:
+    """``s3 recall`` without typer (typer alone costs ~100 ms); ``--help`` still goes to typer."""
+    from .recall_run import fast_main
+
+    try:
+        rc = fast_main(argv)
+    except KeyboardInterrupt:
+        print("s3: interrupted", file=sys.stderr)
+        sys.exit(130)
+    except BrokenPipeError:
+        sys.exit(0)
+    if rc is not None:
+        sys.exit(rc)
+
+
 def main() -> None:
     import os
 
-    from ..errors import SophiaError
-
     os.umask(0o077)  # whatever the CLI (or SQLite, or a library) creates is private to the user
+    if sys.argv[1:2] == ["recall"]:
+        _fast_recall(sys.argv[2:])
+    from ..errors import SophiaError
 
     try:
         from .app import app

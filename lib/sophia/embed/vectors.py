@@ -21,10 +21,8 @@ from pathlib import Path
 
 def connect(home: Path | None = None) -> sqlite3.Connection:
     """Open index.db through the index package (which creates and migrates it)."""
-    try:
-        from ..index.db import connect as index_connect
-    except ImportError:  # recall branch not merged yet
-        from ._schema_fallback import connect as index_connect
+    from ..index.db import connect as index_connect
+
     return index_connect(home)
 
 

@@ -1,0 +1,121 @@
+"""Whole-process speed of ``s3 recall`` and ``s3 ingest`` at 10k and 100k ingested messages.
+
+    PYTHONPATH=lib /tmp/devvenv/bin/python bench/recall_speed.py [--sizes 10000,100000] [--runs 20] [--semantic]
+
+Messages are the LoCoMo dev turns, cycled over many conversations (realistic vocabulary and
+lengths) and written as JSONL. For each size: ``s3 ingest FILE --format jsonl`` is timed once,
+then ``hyperfine`` runs ``s3 recall QUERY --json`` for a few queries against a bare
+``python -c pass`` of the same interpreter, in the same run; the figure that matters is the
+ratio. With ``--semantic`` the embedding service of each home is started and every message
+embedded before timing (recall then fuses both tiers); without it ``SOPHIA_RECALL_SEMANTIC=0``
+measures the keyword tier alone. ``s3`` is invoked the way the installed console script does it
+(``from sophia.cli.entry import main``), not through ``python -m`` (which adds runpy).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DEV = Path("/work/shared/data/locomo/locomo_dev.json")
+QUERIES = ["LGBTQ support group", "What did Melanie paint?", "adoption agency interview",
+           "when did Caroline go camping with her kids"]
+
+
+def make_jsonl(n: int, out: Path) -> None:
+    data = json.loads(DEV.read_text())
+    turns = []
+    for s in data:
+        c = s["conversation"]
+        for k, v in c.items():
+            if k.startswith("session_") and isinstance(v, list):
+                for t in v:
+                    text = t["text"] + (f" [shares {t['blip_caption']}]" if t.get("blip_caption") else "")
+                    turns.append((t["speaker"], text))
+    with out.open("w") as fh:
+        for i in range(n):
+            sp, text = turns[i % len(turns)]
+            conv, pos = divmod(i, 500)
+            fh.write(json.dumps({"id": f"c{conv}-m{pos}", "session": f"s{conv}-{pos // 25}", "speaker": sp,
+                                 "text": text, "timestamp": f"2024-{1 + conv % 12:02d}-{1 + pos // 25:02d}T10:"
+                                 f"{pos % 25:02d}:00Z"}) + "\n")
+
+
+def s3_script(tmp: Path) -> Path:
+    p = tmp / "s3"
+    p.write_text(f"#!{sys.executable}\nimport sys\nfrom sophia.cli.entry import main\nsys.exit(main())\n")
+    p.chmod(0o755)
+    return p
+
+
+def hyperfine(cmds: list[str], env: dict[str, str], runs: int, out: Path) -> list[dict[str, float]]:
+    subprocess.run(["hyperfine", "-N", "-w", "3", "-r", str(runs), "--export-json", str(out), *cmds],
+                   env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return [{"mean_ms": r["mean"] * 1000, "median_ms": r["median"] * 1000, "stddev_ms": r["stddev"] * 1000}
+            for r in json.loads(out.read_text())["results"]]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", default="10000,100000")
+    ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--semantic", action="store_true")
+    ap.add_argument("--lib", default=str(ROOT / "lib"), help="the package to measure (default: this tree)")
+    args = ap.parse_args()
+    if not shutil.which("hyperfine"):
+        sys.exit("hyperfine is needed (apt-get install hyperfine)")
+    report = []
+    with tempfile.TemporaryDirectory(prefix="s3-speed-") as t:
+        tmp = Path(t)
+        s3 = s3_script(tmp)
+        for n in (int(x) for x in args.sizes.split(",")):
+            home = tmp / f"home{n}"
+            env = dict(os.environ, SOPHIA_HOME=str(home), PYTHONPATH=args.lib,
+                       SOPHIA_RECALL_SEMANTIC="1" if args.semantic else "0")
+            src = tmp / f"msgs{n}.jsonl"
+            make_jsonl(n, src)
+            t0 = time.perf_counter()
+            subprocess.run([str(s3), "ingest", str(src), "--format", "jsonl", "--json"], env=env, check=True,
+                           stdout=subprocess.DEVNULL)
+            ingest_s = time.perf_counter() - t0
+            embed_s = None
+            if args.semantic:
+                t1 = time.perf_counter()
+                code = ("import sys; from pathlib import Path; from sophia.embed import client as c; h=Path(sys.argv[1]);"
+                        "c.ensure_started(h, force=True); assert c.wait_warm(h, 900); c.request_embed(h);"
+                        "assert c.wait_embedded(h, 3600)")
+                subprocess.run([sys.executable, "-c", code, str(home)], env=env, check=True)
+                embed_s = round(time.perf_counter() - t1, 1)
+            cmds = [f"{sys.executable} -c pass"] + [f"{s3} recall '{q}' --json" for q in QUERIES]
+            res = hyperfine(cmds, env, args.runs, tmp / f"hf{n}.json")
+            base = res[0]["mean_ms"]
+            rows = [{"query": q, **r, "ratio": round(r["mean_ms"] / base, 2)} for q, r in zip(QUERIES, res[1:],
+                                                                                                strict=True)]
+            worst = max(r["ratio"] for r in rows)
+            if args.semantic:
+                subprocess.run([sys.executable, "-c", "import sys; from sophia.embed import client as c; "
+                                "c.stop(sys.argv[1])", str(home)], env=env, check=False)
+            report.append({"messages": n, "semantic": args.semantic, "embed_seconds": embed_s,
+                           "ingest_seconds": round(ingest_s, 2), "python_c_pass_ms": round(base, 1),
+                           "recall": rows, "worst_ratio": worst,
+                           "mean_ratio": round(sum(r["ratio"] for r in rows) / len(rows), 2),
+                           "db_bytes": (home / "index.db").stat().st_size})
+            print(json.dumps(report[-1]), flush=True)
+    print("\n| messages | ingest (s) | `python -c pass` (ms) | `s3 recall` mean (ms) | ratio (mean / worst) |")
+    print("|---|---|---|---|---|")
+    for r in report:
+        mean_ms = sum(x["mean_ms"] for x in r["recall"]) / len(r["recall"])
+        print(f"| {r['messages']:,} | {r['ingest_seconds']} | {r['python_c_pass_ms']} | {mean_ms:.1f} | "
+              f"{r['mean_ratio']}x / {r['worst_ratio']}x |")
+
+
+if __name__ == "__main__":
+    main()

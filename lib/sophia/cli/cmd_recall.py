@@ -1,0 +1,187 @@
+"""s3 recall / index / ingest: the memory index from the command line.
+
+``s3 recall`` normally runs through the typer-free fast path in ``entry.py`` (same code,
+``recall_run``); this typer command provides ``--help`` and the same behaviour otherwise.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from .app import app
+from .output import emit_json, fail
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON instead of text.")]
+
+
+@app.command()
+def recall(
+    query: Annotated[str | None, typer.Argument(help="What to search for (words; FTS syntax is not needed).")] = None,
+    limit: Annotated[int, typer.Option("--limit", "-n", help="How many results (1-1000).")] = 10,
+    type_: Annotated[list[str] | None, typer.Option(
+        "--type", "-t", help="Only these item types (repeatable): episode, rule, fact, foresight, profile, "
+                             "scene, turn, memcell, procedure, causal.")] = None,
+    project: Annotated[str | None, typer.Option(
+        "--project", help="Only items of this project, plus global ones (project null).")] = None,
+    as_of: Annotated[str | None, typer.Option(
+        "--as-of", help="Answer as of this date (YYYY-MM-DD or ISO): validity windows, prospective "
+                        "penalty and recency are judged then, and later-recorded items are left out.")] = None,
+    queries: Annotated[Path | None, typer.Option(
+        "--queries", help="Batch mode: JSONL lines {id, query, limit?, as_of?} ('-' = stdin); one "
+                          "{id, results} line per query, in order.")] = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Search memory: keyword tier (BM25 over FTS5) fused with the semantic tier when it is warm.
+
+    JSON output: {"query", "results": [{"id", "type", "text", "score", "source_ids", "timestamp",
+    "event_time", "project", ...}]}.
+    """
+    from .recall_run import run_recall
+
+    rc = run_recall(query, limit=limit, types=type_ or None, project=project, as_of=as_of, queries=queries,
+                    json_out=json_out)
+    if rc:
+        raise typer.Exit(rc)
+
+
+def _progress(label: str) -> Any:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    return Progress(TextColumn(f"[bold]{label}[/bold] {{task.description}}"), BarColumn(), MofNCompleteColumn(),
+                    TimeElapsedColumn(), transient=True, disable=not sys.stderr.isatty(),
+                    console=_stderr_console())
+
+
+def _stderr_console() -> Any:
+    from rich.console import Console
+
+    return Console(stderr=True)
+
+
+@app.command()
+def index(
+    rebuild: Annotated[bool, typer.Option("--rebuild", help="Rebuild index.db from the files (episodes, "
+                                          "rules, memory/*.json, conversations).")] = False,
+    json_out: JsonOpt = False,
+) -> None:
+    """Show what the memory index holds; with --rebuild, rebuild it from the files first."""
+    from .. import paths
+    from ..index import rebuild as rb
+
+    _register_doctor_check()
+    home = paths.sophia_home()
+    result: dict[str, Any] = {}
+    try:
+        if rebuild:
+            with _progress("rebuilding") as prog:
+                task = prog.add_task("", total=rb.count_sources(home))
+
+                def cb(done: int, total: int, label: str) -> None:
+                    prog.update(task, completed=done, total=total, description=label)
+
+                result["rebuild"] = rb.rebuild(home, progress=cb)
+        result.update(rb.stats(home))
+    except Exception as exc:  # sqlite3.DatabaseError and friends
+        fail(f"index: {exc}", hint="run `s3 doctor --repair` to set a broken index.db aside and rebuild it")
+    if json_out:
+        emit_json(result)
+        return
+    if "rebuild" in result:
+        r = result["rebuild"]
+        typer.echo(f"Rebuilt {result['db']}: {r['items']} items, {r['vectors_kept']} vectors kept.")
+        for s in r["skipped"]:
+            typer.echo(f"  skipped {s}")
+    types = ", ".join(f"{k} {v}" for k, v in sorted(result["by_type"].items())) or "empty"
+    typer.echo(f"{result['db']}: {result['items']} items ({types}); {result['links']} links; "
+               f"{result['vectors']} vectors, {result['needs_embedding']} items awaiting embedding; "
+               f"{result['bytes'] // 1024} KiB")
+
+
+@app.command()
+def ingest(
+    file: Annotated[Path, typer.Argument(help="The conversation file.")],
+    fmt: Annotated[str, typer.Option("--format", "-f", help="locomo (one sample or a list) or jsonl "
+                                     "(lines {id, session, speaker, text, timestamp}).")] = "jsonl",
+    source: Annotated[str | None, typer.Option("--source", help="Name of the conversation (jsonl; default: "
+                                               "the file name).")] = None,
+    project: Annotated[str | None, typer.Option("--project", help="Tag the turns with this project.")] = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Ingest a conversation: keep its turns (redacted) under memory/conversations/ and index them.
+
+    Turns are grouped into MemCells (session breaks, time gaps, 50-message cap, topic shifts).
+    Re-ingesting the same conversation is idempotent.
+    """
+    from ..ingest.core import ingest_file
+    from ..ingest.formats import IngestError
+
+    if fmt not in ("locomo", "jsonl"):
+        fail(f"--format must be locomo or jsonl, not {fmt!r}")
+    if not file.is_file():
+        fail(f"{file}: no such file")
+    try:
+        with _progress("ingesting") as prog:
+            task = prog.add_task("", total=None)
+
+            def cb(done: int, total: int, label: str) -> None:
+                prog.update(task, completed=done, total=total, description=label)
+
+            summary = ingest_file(file, fmt, progress=cb, source=source, project=project)
+    except IngestError as exc:
+        fail(str(exc))
+    except Exception as exc:  # sqlite / lock errors: one line, never a traceback
+        fail(f"ingest failed: {exc}")
+    if json_out:
+        emit_json(summary)
+        return
+    for c in summary["conversations"]:
+        typer.echo(f"{c['source']}: {c['turns']} turns -> {c['file']}")
+    typer.echo(f"Indexed {summary['indexed']} new or changed turns in {summary['memcells']} MemCells."
+               + (" Embedding requested." if summary.get("embedding") else ""))
+
+
+# ---------------------------------------------------------------- doctor
+
+def _register_doctor_check() -> None:
+    from ..index.doctor import check_index
+    from ..state import register_checker
+
+    register_checker(check_index)
+
+
+class _AfterStateImport:
+    """Registers the index check with ``sophia.state`` when (and only when) something imports it,
+    so no command pays for pydantic just to make ``s3 doctor`` aware of the index."""
+
+    name = f"{__package__.rsplit('.', 1)[0]}.state"
+
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
+        if fullname != self.name:
+            return None
+        import importlib.machinery
+
+        sys.meta_path.remove(self)
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        if spec is None or spec.loader is None:
+            return spec
+        loader = spec.loader
+        orig = loader.exec_module
+
+        def exec_module(module: Any) -> None:
+            orig(module)
+            from ..index.doctor import check_index
+
+            module.register_checker(check_index)
+
+        loader.exec_module = exec_module  # type: ignore[method-assign]
+        return spec
+
+
+if f"{__package__.rsplit('.', 1)[0]}.state" in sys.modules:
+    _register_doctor_check()
+else:
+    sys.meta_path.insert(0, _AfterStateImport())

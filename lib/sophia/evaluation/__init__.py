@@ -1,0 +1,1 @@
+"""Quality benchmarks (LoCoMo evidence recall)."""

@@ -1,0 +1,203 @@
+"""The derived SQLite index (``~/.sophia/index.db``): connection and ordered migrations.
+
+Standard library only (hooks import it). Files under ``~/.sophia`` are the source of truth;
+this database can always be rebuilt from them (``sophia.index.rebuild``).
+
+Migrations are plain functions ``mNNN_name(conn)`` listed in ``MIGRATIONS`` in order; each runs
+in one transaction and is recorded in ``_migrations`` (the simonw/llm pattern). Never edit a
+released migration: append a new one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+from .. import paths
+
+BUSY_TIMEOUT_MS = 5000
+ITEM_TYPES = frozenset(
+    ("episode", "rule", "fact", "foresight", "profile", "scene", "turn", "memcell", "procedure", "causal"))
+
+
+def m001_items(conn: sqlite3.Connection) -> None:
+    conn.execute("""
+        CREATE TABLE items (
+            rowid INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            type TEXT NOT NULL,
+            text TEXT NOT NULL,
+            terms TEXT NOT NULL DEFAULT '',
+            dl INTEGER NOT NULL DEFAULT 0,
+            content_hash TEXT NOT NULL,
+            project TEXT,
+            timestamp TEXT,
+            event_time TEXT,
+            source_ids TEXT NOT NULL DEFAULT '[]',
+            valid_from TEXT,
+            valid_until TEXT,
+            temporality TEXT,
+            scene_id TEXT,
+            memcell_id TEXT,
+            links TEXT NOT NULL DEFAULT '[]',
+            meta TEXT NOT NULL DEFAULT '{}',
+            source TEXT,
+            seq INTEGER,
+            item_hash TEXT NOT NULL DEFAULT ''
+        )""")
+    conn.execute("CREATE INDEX items_type ON items(type)")
+    conn.execute("CREATE INDEX items_memcell ON items(memcell_id, seq)")
+    conn.execute("CREATE INDEX items_scene ON items(scene_id)")
+    conn.execute("CREATE INDEX items_source_seq ON items(source, seq)")
+    # Pre-stemmed terms (sophia.index.text.analyze), external content = items.terms.
+    conn.execute("""
+        CREATE VIRTUAL TABLE items_fts USING fts5(
+            terms, content='items', content_rowid='rowid', tokenize='unicode61 remove_diacritics 0'
+        )""")
+    conn.execute("CREATE VIRTUAL TABLE items_vocab USING fts5vocab(items_fts, 'row')")
+    conn.execute("CREATE TABLE corpus_stats (id INTEGER PRIMARY KEY CHECK (id = 1), n INTEGER NOT NULL, "
+                 "total_dl INTEGER NOT NULL)")
+    conn.execute("INSERT INTO corpus_stats (id, n, total_dl) VALUES (1, 0, 0)")
+    # one statement per execute(): executescript() would commit the migration's transaction
+    for trigger in _TRIGGERS:
+        conn.execute(trigger)
+
+
+_TRIGGERS = (
+    """CREATE TRIGGER items_ai AFTER INSERT ON items BEGIN
+            INSERT INTO items_fts(rowid, terms) VALUES (new.rowid, new.terms);
+            UPDATE corpus_stats SET n = n + 1, total_dl = total_dl + new.dl WHERE id = 1;
+        END""",
+    """CREATE TRIGGER items_ad AFTER DELETE ON items BEGIN
+            INSERT INTO items_fts(items_fts, rowid, terms) VALUES ('delete', old.rowid, old.terms);
+            UPDATE corpus_stats SET n = n - 1, total_dl = total_dl - old.dl WHERE id = 1;
+        END""",
+    """CREATE TRIGGER items_au AFTER UPDATE OF terms, dl ON items BEGIN
+            INSERT INTO items_fts(items_fts, rowid, terms) VALUES ('delete', old.rowid, old.terms);
+            INSERT INTO items_fts(rowid, terms) VALUES (new.rowid, new.terms);
+            UPDATE corpus_stats SET total_dl = total_dl - old.dl + new.dl WHERE id = 1;
+        END""",
+)
+
+
+def m002_links(conn: sqlite3.Connection) -> None:
+    # Stored on both ends (P2-1): a link a->b is also kept as b->a.
+    conn.execute("""
+        CREATE TABLE links (
+            src TEXT NOT NULL,
+            dst TEXT NOT NULL,
+            relation TEXT NOT NULL DEFAULT '',
+            PRIMARY KEY (src, dst)
+        ) WITHOUT ROWID""")
+
+
+def m003_vectors(conn: sqlite3.Connection) -> None:
+    # Filled by the embedding service (sophia.embed); float32 little-endian.
+    conn.execute("""
+        CREATE TABLE vectors (
+            item_id TEXT PRIMARY KEY,
+            content_hash TEXT NOT NULL,
+            model TEXT NOT NULL,
+            dim INTEGER NOT NULL,
+            vec BLOB NOT NULL
+        )""")
+    conn.execute("CREATE INDEX vectors_hash ON vectors(content_hash, model)")
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [m001_items, m002_links, m003_vectors]
+
+
+def _secure(path: Path) -> None:
+    for p in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+        with contextlib.suppress(OSError):
+            if p.exists():
+                os.chmod(p, 0o600)
+
+
+def migrate(conn: sqlite3.Connection) -> list[str]:
+    """Apply pending migrations in order; return the names applied."""
+    conn.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
+    done = {r[0] for r in conn.execute("SELECT name FROM _migrations")}
+    applied = []
+    for fn in MIGRATIONS:
+        name = fn.__name__
+        if name in done:
+            continue
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            # another process may have applied it while we waited for the write lock
+            if conn.execute("SELECT 1 FROM _migrations WHERE name = ?", (name,)).fetchone():
+                conn.execute("COMMIT")
+                continue
+            fn(conn)
+            conn.execute("INSERT INTO _migrations (name, applied_at) VALUES (?, datetime('now'))", (name,))
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        applied.append(name)
+    return applied
+
+
+def open_db(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
+    """Open the index file (WAL, busy timeout, 0600) without migrating."""
+    if readonly:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None,
+                               timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        old = os.umask(0o077)
+        try:
+            conn = sqlite3.connect(str(path), isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000,
+                                   check_same_thread=False)
+        finally:
+            os.umask(old)
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    if not readonly:
+        mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+        if str(mode).lower() != "wal":
+            conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute("PRAGMA foreign_keys = ON")
+    return conn
+
+
+def connect(home: Path | None = None, *, path: Path | None = None) -> sqlite3.Connection:
+    """Open (creating and migrating as needed) the index db of ``home``.
+
+    The connection is in autocommit mode (``isolation_level=None``): writers wrap their
+    batches in explicit ``BEGIN IMMEDIATE`` / ``COMMIT`` (see ``sophia.index.store``).
+    """
+    p = path or paths.index_db_path(home)
+    conn = open_db(p)
+    try:
+        migrate(conn)
+    except BaseException:
+        conn.close()
+        raise
+    _secure(p)
+    return conn
+
+
+def is_current(conn: sqlite3.Connection) -> bool:
+    try:
+        done = {r[0] for r in conn.execute("SELECT name FROM _migrations")}
+    except sqlite3.Error:
+        return False
+    return all(fn.__name__ in done for fn in MIGRATIONS)
+
+
+def connect_for_read(home: Path | None = None) -> sqlite3.Connection | None:
+    """A connection for queries: None when there is no index yet (nothing to search).
+
+    Migrates when the schema is behind (needs write access)."""
+    p = paths.index_db_path(home)
+    if not p.exists():
+        return None
+    conn = open_db(p)
+    if not is_current(conn):
+        migrate(conn)
+    return conn

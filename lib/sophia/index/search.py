@@ -1,0 +1,409 @@
+"""Recall: keyword tier (FTS5 candidates + our own BM25), the seed's retrieval score, time
+awareness, expansion (MemCell neighbours, scenes, links) and fusion with the semantic tier
+when the embedding service is warm.
+
+Standard library only, and never imports numpy/torch: hooks and the fast CLI path use it.
+
+Pipeline for one query:
+1. analyse the query like the documents (tokens, stopwords, Snowball stems);
+2. candidate generation: FTS5 ``MATCH`` over the rarer query terms (terms in more than
+   ``max_df`` of the items are left out of candidate generation when rarer ones exist, which
+   bounds the cost on very common words), filters (type, project, validity window, as-of)
+   applied in SQL, at most ``candidates`` rows by FTS5's own rank;
+3. exact BM25 (k1, b tuned) over the candidates with every query term, normalised to 0..1;
+4. fusion with the semantic hits (weighted scores), item-level adjustments (seed 12.4 for
+   episodes, prospective penalty, recency), expansion, sort, cut at ``limit``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+from collections import Counter
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from ..timeutil import iso, now, parse
+from . import semantic as _sem
+from .text import analyze
+
+MAX_QUERY_CHARS = 4000
+MAX_QUERY_TERMS = 64
+
+
+class QueryError(ValueError):
+    """A query that cannot be answered (empty, too long, bad date): the CLI prints the message."""
+
+
+class Knobs:
+    """Tunable parameters of recall (defaults tuned on the LoCoMo dev split; see docs/benchmarks.md).
+
+    A plain class rather than a dataclass: importing ``dataclasses`` costs ~10 ms of every
+    ``s3 recall`` process. ``Knobs(k1=1.2)`` overrides defaults; unknown names raise TypeError."""
+
+    k1: float = 0.9
+    b: float = 0.4
+    max_df: float = 0.25  # terms in more than this fraction of items don't generate candidates
+    max_df_floor: int = 1000  # ... unless they are in fewer items than this (small stores: use all)
+    candidates: int = 400  # FTS5 candidates rescored per query
+    # expansion
+    neighbours: int = 2  # turns on each side of a hit, same MemCell
+    neighbour_hits: int = 20  # how many top hits get neighbours
+    neighbour_decay: float = 0.6
+    neighbour_raise: int = 1  # 1: a neighbour that matched on its own is raised to parent * decay too
+    neighbour_step: float = 1.0  # further factor per extra turn of distance
+    scene_hits: int = 3
+    scene_max: int = 3
+    scene_decay: float = 0.4
+    link_max: int = 3  # P2-1: 1 hop, at most 3 linked items, +0.03
+    link_bonus: float = 0.03
+    link_decay: float = 0.5
+    # fusion with the semantic tier
+    semantic_weight: float = 0.5
+    semantic_k: int = _sem.SEMANTIC_K
+    semantic_floor: float = 0.2
+    # item adjustments
+    prospective_penalty: float = 0.5
+    trivial_factor: float = 0.5
+
+    def __init__(self, **changes: Any) -> None:
+        for k, v in changes.items():
+            if k.startswith("_") or not hasattr(type(self), k) or callable(getattr(type(self), k)):
+                raise TypeError(f"unknown recall knob {k!r}")
+            setattr(self, k, type(getattr(type(self), k))(v))
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in type(self).__annotations__}
+
+
+DEFAULT_KNOBS = Knobs()
+
+_COLS = ("rowid, id, type, text, terms, dl, project, timestamp, event_time, source_ids, valid_from, "
+         "valid_until, temporality, scene_id, memcell_id, links, meta, source, seq")
+
+
+def _row_dict(r: tuple[Any, ...]) -> dict[str, Any]:
+    return {
+        "rowid": r[0], "id": r[1], "type": r[2], "text": r[3], "terms": r[4], "dl": r[5], "project": r[6],
+        "timestamp": r[7], "event_time": r[8], "source_ids": r[9], "valid_from": r[10], "valid_until": r[11],
+        "temporality": r[12], "scene_id": r[13], "memcell_id": r[14], "links": r[15], "meta": r[16],
+        "source": r[17], "seq": r[18],
+    }
+
+
+def parse_as_of(value: str | datetime | None) -> tuple[datetime, bool]:
+    """(time, explicit). A bare date means the end of that day. Raises QueryError on nonsense."""
+    if value is None or value == "":
+        return now(), False
+    if isinstance(value, datetime):
+        d = parse(value)
+        assert d is not None
+        return d, True
+    s = str(value).strip()
+    d = parse(s)
+    if d is None:
+        raise QueryError(f"--as-of: cannot read {value!r} as a date (use YYYY-MM-DD or an ISO date-time)")
+    if len(s) == 10:
+        d = d.replace(hour=23, minute=59, second=59)
+    return d, True
+
+
+def check_query(query: Any) -> list[str]:
+    """Return the analysed terms of a query, raising QueryError when it cannot be answered."""
+    if not isinstance(query, str) or not query.strip():
+        raise QueryError("empty query: give some words to search for")
+    if len(query) > MAX_QUERY_CHARS:
+        raise QueryError(f"query too long ({len(query)} characters; at most {MAX_QUERY_CHARS})")
+    return analyze(query)[: MAX_QUERY_TERMS * 4]
+
+
+class _Filters:
+    def __init__(self, types: list[str] | None, project: str | None, as_of: datetime, explicit: bool):
+        clauses = []
+        params: list[Any] = []
+        if types:
+            clauses.append(f"i.type IN ({','.join('?' * len(types))})")
+            params.extend(types)
+        if project:
+            clauses.append("(i.project IS NULL OR i.project = ?)")
+            params.append(project)
+        at = iso(as_of)
+        # foresight / transient profile facts: only inside their validity window (EverMemOS 3.4)
+        clauses.append("(i.valid_from IS NULL OR i.valid_from <= ?)")
+        clauses.append("(i.valid_until IS NULL OR i.valid_until >= ?)")
+        params.extend([at, at])
+        if explicit:
+            # as of a past date: what had been recorded by then
+            clauses.append("(i.timestamp IS NULL OR i.timestamp <= ?)")
+            params.append(at)
+        self.sql = " AND ".join(clauses)
+        self.params = params
+
+
+def _df(conn: sqlite3.Connection, terms: list[str]) -> dict[str, int]:
+    out = {}
+    for t in terms:
+        r = conn.execute("SELECT doc FROM items_vocab WHERE term = ?", (t,)).fetchone()
+        out[t] = int(r[0]) if r else 0
+    return out
+
+
+def _stats(conn: sqlite3.Connection) -> tuple[int, float]:
+    r = conn.execute("SELECT n, total_dl FROM corpus_stats WHERE id = 1").fetchone()
+    n = int(r[0]) if r else 0
+    avgdl = (float(r[1]) / n) if r and n else 1.0
+    return n, max(avgdl, 1.0)
+
+
+def keyword_scores(conn: sqlite3.Connection, terms: list[str], flt: _Filters, knobs: Knobs
+                   ) -> dict[str, tuple[float, dict[str, Any]]]:
+    """BM25 over FTS5 candidates: {item id: (raw bm25, row)}."""
+    uniq = list(dict.fromkeys(terms))[:MAX_QUERY_TERMS]
+    n, avgdl = _stats(conn)
+    if not uniq or n == 0:
+        return {}
+    df = _df(conn, uniq)
+    present = [t for t in uniq if df[t] > 0]
+    if not present:
+        return {}
+    cap = max(knobs.max_df * n, knobs.max_df_floor)
+    rare = [t for t in present if df[t] <= cap]
+    gen = rare or sorted(present, key=lambda t: df[t])[:1]
+    match = " OR ".join(f'"{t}"' for t in gen)
+    sql = (f"SELECT {', '.join('i.' + c.strip() for c in _COLS.split(','))} FROM items_fts "
+           f"JOIN items i ON i.rowid = items_fts.rowid WHERE items_fts MATCH ? AND {flt.sql} "
+           f"ORDER BY items_fts.rank LIMIT ?")
+    rows = conn.execute(sql, [match, *flt.params, knobs.candidates]).fetchall()
+    idf = {t: math.log(1.0 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in present}
+    k1, b = knobs.k1, knobs.b
+    out: dict[str, tuple[float, dict[str, Any]]] = {}
+    for r in rows:
+        row = _row_dict(r)
+        tf = Counter(row["terms"].split())
+        norm = k1 * (1.0 - b + b * (row["dl"] or 0) / avgdl)
+        s = 0.0
+        for t in present:
+            f = tf.get(t, 0)
+            if f:
+                s += idf[t] * f * (k1 + 1.0) / (f + norm)
+        if s > 0:
+            out[row["id"]] = (s, row)
+    return out
+
+
+def _fetch(conn: sqlite3.Connection, ids: list[str], flt: _Filters) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for i in range(0, len(ids), 400):
+        chunk = ids[i:i + 400]
+        sql = (f"SELECT {', '.join('i.' + c.strip() for c in _COLS.split(','))} FROM items i "
+               f"WHERE i.id IN ({','.join('?' * len(chunk))}) AND {flt.sql}")
+        for r in conn.execute(sql, [*chunk, *flt.params]):
+            row = _row_dict(r)
+            out[row["id"]] = row
+    return out
+
+
+def _meta(row: dict[str, Any]) -> dict[str, Any]:
+    m = row.get("meta")
+    if isinstance(m, dict):
+        return m
+    try:
+        v = json.loads(m or "{}")
+    except (ValueError, TypeError):
+        v = {}
+    row["meta"] = v if isinstance(v, dict) else {}
+    return row["meta"]
+
+
+def _days_old(row: dict[str, Any], as_of: datetime) -> float | None:
+    t = parse(row.get("event_time") or row.get("timestamp"))
+    if t is None:
+        return None
+    return (as_of - t).total_seconds() / 86400.0
+
+
+def adjust(score: float, row: dict[str, Any], as_of: datetime, knobs: Knobs) -> float:
+    """Item-level adjustments: seed 12.4 for episodes, P2-5 prospective penalty, recency."""
+    if row["type"] == "episode":
+        meta = _meta(row)
+        if str(meta.get("outcome") or "").upper() == "SUCCESS":
+            score *= 1.2
+        h = meta.get("heuristics_count")
+        if h is None:
+            h = len(meta.get("heuristics") or [])
+        score += 0.1 * min(int(h or 0), 3)
+        if meta.get("consolidated"):
+            score *= 0.8
+        if meta.get("trivial"):
+            score *= knobs.trivial_factor
+    if row.get("temporality") == "prospective" and row.get("event_time"):
+        t = parse(row["event_time"])
+        if t is not None and t < as_of:
+            score *= knobs.prospective_penalty
+    days = _days_old(row, as_of)
+    if days is not None and 0 <= days < 7:
+        score += 0.1
+    elif days is not None and 0 <= days < 30:
+        score += 0.05
+    return score
+
+
+def fuse(kw: dict[str, float], sem: dict[str, float], knobs: Knobs) -> dict[str, float]:
+    """Weighted score fusion: keyword scores / max + w * rescaled cosine (floor..max -> 0..1)."""
+    out: dict[str, float] = {}
+    kmax = max(kw.values(), default=0.0) or 1.0
+    for iid, s in kw.items():
+        out[iid] = s / kmax
+    if sem:
+        smax = max(sem.values())
+        span = (smax - knobs.semantic_floor) or 1.0
+        for iid, c in sem.items():
+            v = max(0.0, (c - knobs.semantic_floor) / span)
+            out[iid] = out.get(iid, 0.0) + knobs.semantic_weight * v
+    return out
+
+
+def _expand(conn: sqlite3.Connection, ranked: list[tuple[str, float]], rows: dict[str, dict[str, Any]],
+            flt: _Filters, knobs: Knobs) -> dict[str, float]:
+    """Scores for items pulled in by expansion (not already in ``rows``)."""
+    extra: dict[str, float] = {}
+    want: list[tuple[str, float]] = []
+    base = set(rows)
+    raised: dict[str, float] = {}
+
+    def offer(iid: str, s: float) -> None:
+        if iid in base:
+            return
+        if s > extra.get(iid, 0.0):
+            extra[iid] = s
+
+    if knobs.neighbours > 0:
+        for iid, s in ranked[: knobs.neighbour_hits]:
+            r = rows[iid]
+            if r.get("seq") is None or not r.get("source"):
+                continue
+            lo, hi = r["seq"] - knobs.neighbours, r["seq"] + knobs.neighbours
+            for nid, mc, seq in conn.execute(
+                    "SELECT id, memcell_id, seq FROM items WHERE source = ? AND seq BETWEEN ? AND ? AND id != ?",
+                    (r["source"], lo, hi, iid)):
+                if mc == r.get("memcell_id"):
+                    v = s * knobs.neighbour_decay * knobs.neighbour_step ** (abs(seq - r["seq"]) - 1)
+                    if nid in base and knobs.neighbour_raise:
+                        raised[nid] = max(raised.get(nid, 0.0), v)
+                    want.append((nid, v))
+    if knobs.scene_hits > 0:
+        scenes_seen: set[str] = set()
+        for iid, s in ranked[: knobs.scene_hits]:
+            sc = rows[iid].get("scene_id")
+            if not sc or sc in scenes_seen:
+                continue
+            scenes_seen.add(sc)
+            for (nid,) in conn.execute("SELECT id FROM items WHERE scene_id = ? AND id != ? LIMIT ?",
+                                       (sc, iid, knobs.scene_max)):
+                want.append((nid, s * knobs.scene_decay))
+    if knobs.link_max > 0 and ranked:
+        top = ranked[: max(knobs.link_max, 5)]
+        linked = 0
+        for iid, s in top:
+            for (dst,) in conn.execute("SELECT dst FROM links WHERE src = ? ORDER BY dst", (iid,)):
+                if dst in base or any(dst == w for w, _ in want):
+                    continue
+                want.append((dst, s * knobs.link_decay + knobs.link_bonus))
+                linked += 1
+                if linked >= knobs.link_max:
+                    break
+            if linked >= knobs.link_max:
+                break
+    current = dict(ranked)
+    for nid, v in raised.items():
+        if v > current.get(nid, 0.0):
+            extra[nid] = v
+    want = [(w, v) for w, v in want if w not in base]
+    if not want:
+        return extra
+    fetched = _fetch(conn, list({w for w, _ in want}), flt)
+    for nid, s in want:
+        if nid in fetched:
+            rows.setdefault(nid, fetched[nid])
+            offer(nid, s)
+    return extra
+
+
+def _public(row: dict[str, Any], score: float) -> dict[str, Any]:
+    def js(v: Any, default: Any) -> Any:
+        if isinstance(v, (list, dict)):
+            return v
+        try:
+            return json.loads(v) if v else default
+        except (ValueError, TypeError):
+            return default
+
+    return {
+        "id": row["id"], "type": row["type"], "text": row["text"], "score": round(score, 6),
+        "source_ids": js(row.get("source_ids"), []), "timestamp": row.get("timestamp"),
+        "event_time": row.get("event_time"), "project": row.get("project"),
+        "valid_from": row.get("valid_from"), "valid_until": row.get("valid_until"),
+        "temporality": row.get("temporality"), "scene_id": row.get("scene_id"),
+        "memcell_id": row.get("memcell_id"), "links": js(row.get("links"), []), "meta": _meta(row),
+    }
+
+
+def search(conn: sqlite3.Connection, query: str, *, limit: int = 10, types: list[str] | None = None,
+           project: str | None = None, as_of: str | datetime | None = None, home: Path | None = None,
+           knobs: Knobs = DEFAULT_KNOBS, semantic_hits: list[tuple[str, float]] | _sem.Pending | None = None,
+           use_semantic: bool = True) -> list[dict[str, Any]]:
+    """Recall over an open connection. Raises QueryError for unanswerable queries.
+
+    ``semantic_hits``: given hits, or a ``semantic.Pending`` started earlier; when None (and
+    ``use_semantic``), the semantic tier is asked here, in parallel with the keyword scoring."""
+    terms = check_query(query)
+    at, explicit = parse_as_of(as_of)
+    limit = max(1, min(int(limit), 1000))
+    flt = _Filters(list(types) if types else None, project, at, explicit)
+    if semantic_hits is None and use_semantic and knobs.semantic_weight > 0 and terms:
+        semantic_hits = _sem.start(query, max(knobs.semantic_k, limit), home, list(types) if types else None)
+    kw = keyword_scores(conn, terms, flt, knobs)
+    rows = {iid: row for iid, (_, row) in kw.items()}
+    sem: dict[str, float] = {}
+    if isinstance(semantic_hits, _sem.Pending):
+        semantic_hits = semantic_hits.get() if knobs.semantic_weight > 0 else None
+    if semantic_hits:
+        missing = [iid for iid, _ in semantic_hits if iid not in rows]
+        if missing:
+            rows.update(_fetch(conn, missing, flt))
+        sem = {iid: float(c) for iid, c in semantic_hits if iid in rows}
+    fused = fuse({k: v[0] for k, v in kw.items()}, sem, knobs)
+    scored = {iid: adjust(s, rows[iid], at, knobs) for iid, s in fused.items()}
+    ranked = sorted(scored.items(), key=lambda kv: (-kv[1], kv[0]))
+    extra = _expand(conn, ranked, rows, flt, knobs)
+    for iid, s in extra.items():
+        scored[iid] = adjust(s, rows[iid], at, knobs) if iid not in fused else max(scored[iid], s)
+    final = sorted(scored.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
+    return [_public(rows[iid], s) for iid, s in final]
+
+
+def recall(query: str, *, limit: int = 10, types: list[str] | None = None, project: str | None = None,
+           as_of: str | datetime | None = None, home: Path | None = None,
+           knobs: Knobs | None = None) -> list[dict[str, Any]]:
+    """The contract API: never raises on odd queries (returns [] instead)."""
+    from .db import connect_for_read
+
+    try:
+        conn = connect_for_read(home)
+    except sqlite3.Error:
+        return []
+    if conn is None:
+        return []
+    try:
+        return search(conn, query, limit=limit, types=types, project=project, as_of=as_of, home=home,
+                      knobs=knobs or DEFAULT_KNOBS)
+    except (QueryError, sqlite3.Error, ValueError, TypeError):
+        return []
+    finally:
+        conn.close()
+
+
+def with_knobs(**changes: Any) -> Knobs:
+    return Knobs(**{**DEFAULT_KNOBS.as_dict(), **changes})

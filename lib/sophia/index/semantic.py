@@ -1,0 +1,58 @@
+"""Asking the semantic tier without waiting on it. Standard library only.
+
+``Pending`` sends the query to the embedding service (``sophia.embed.client``) from a daemon
+thread, so the service computes the query embedding while this process does its own work
+(imports, keyword scoring); ``get()`` then collects the hits. When the service is not warm, the
+client answers None at once and recall is keyword-only. ``SOPHIA_RECALL_SEMANTIC=0`` skips it.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+SEMANTIC_K = 100
+TIMEOUT = 0.2
+
+Hits = list[tuple[str, float]]
+
+
+def enabled() -> bool:
+    return os.environ.get("SOPHIA_RECALL_SEMANTIC", "1") != "0"
+
+
+def ask(query: str, k: int, home: Path | None, types: list[str] | None) -> Hits | None:
+    """The semantic tier's hits, best first, or None (not installed, not warm, too slow)."""
+    if not enabled():
+        return None
+    try:
+        from ..embed import client
+    except Exception:
+        return None
+    try:
+        return client.search(query, k, home=home, types=types, timeout=TIMEOUT)
+    except Exception:
+        return None
+
+
+class Pending:
+    """A semantic search under way."""
+
+    def __init__(self, query: str, k: int, home: Path | None, types: list[str] | None):
+        self.result: Hits | None = None
+        self._thread = threading.Thread(target=self._run, args=(query, k, home, types), daemon=True)
+        self._thread.start()
+
+    def _run(self, query: str, k: int, home: Path | None, types: list[str] | None) -> None:
+        self.result = ask(query, k, home, types)
+
+    def get(self) -> Hits | None:
+        self._thread.join(TIMEOUT + 0.3)
+        return None if self._thread.is_alive() else self.result
+
+
+def start(query: str, k: int, home: Path | None, types: list[str] | None) -> Pending | None:
+    if not enabled() or not isinstance(query, str) or not query.strip():
+        return None
+    return Pending(query, k, home, types)

@@ -1,0 +1,1 @@
+"""Conversation ingest: LoCoMo samples and JSONL turn logs -> kept turn files + indexed turns."""

@@ -1,0 +1,182 @@
+"""Ingest conversations: keep the raw turns as files (redacted), index them as ``turn`` items.
+
+The file ``memory/conversations/<source>.jsonl`` holds one turn item per line (the item shape of
+the memory index contract, with speaker/session/dia_id in ``meta``); it is the source of truth,
+so ``sophia.index.rebuild`` reads it back verbatim. Re-ingesting a source merges by turn id
+(idempotent). Standard library only.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from .. import paths
+from ..atomic import ensure_dir, write_bytes_atomic
+from ..locking import locked
+from ..redact import redact
+from ..timeutil import parse
+from .formats import IngestError, Turn
+from .memcell import Boundaries, segment
+
+Progress = Callable[[int, int, str], None]
+_SAFE = re.compile(r"[^A-Za-z0-9_.\-]+")
+
+
+def conversations_dir(home: Path | None = None) -> Path:
+    return paths.memory_dir(home) / "conversations"
+
+
+def safe_source(source: str) -> str:
+    s = _SAFE.sub("_", source).strip("._") or "conversation"
+    return s[:120]
+
+
+def conversation_path(source: str, home: Path | None = None) -> Path:
+    return conversations_dir(home) / f"{safe_source(source)}.jsonl"
+
+
+def read_conversation(path: Path) -> list[dict[str, Any]]:
+    """The turn items of one kept conversation file (bad lines are skipped, never fatal)."""
+    out = []
+    try:
+        with path.open(encoding="utf-8") as fh:
+            for line in fh:
+                if not line.strip():
+                    continue
+                try:
+                    obj = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(obj, dict) and isinstance(obj.get("id"), str) and isinstance(obj.get("text"), str):
+                    out.append(obj)
+    except FileNotFoundError:
+        return []
+    return out
+
+
+def turn_items(source: str, turns: list[Turn], cfg: Boundaries = Boundaries()) -> list[dict[str, Any]]:
+    """Turn records (in conversation order) -> turn items with seq and MemCell ids."""
+    from ..index.text import analyze
+
+    src = safe_source(source)
+    texts = [redact(t["text"]) for t in turns]
+    cells = segment([t.get("session") for t in turns], [parse(t.get("time")) for t in turns],
+                    [analyze(x) for x in texts], cfg)
+    items = []
+    for seq, (t, text, cell) in enumerate(zip(turns, texts, cells, strict=True)):
+        meta: dict[str, Any] = {"speaker": t.get("speaker"), "session": t.get("session"), "seq": seq,
+                                "source": src, "sid": t["sid"]}
+        meta.update(t.get("extra") or {})
+        items.append({
+            "id": f"turn:{src}:{t['sid']}",
+            "type": "turn",
+            "text": text,
+            "project": t.get("project"),
+            "timestamp": t.get("time"),
+            "event_time": t.get("time"),
+            "source_ids": [t["sid"]],
+            "valid_from": None, "valid_until": None, "temporality": None, "scene_id": None,
+            "memcell_id": f"mc:{src}:{cell}",
+            "links": [],
+            "meta": meta,
+        })
+    return items
+
+
+def _merge(existing: list[dict[str, Any]], new: list[Turn]) -> list[Turn]:
+    """Existing turns (as records) updated/extended by the new ones, order kept."""
+    order: list[str] = []
+    by_sid: dict[str, Turn] = {}
+    for it in existing:
+        m = it.get("meta") or {}
+        sid = str(m.get("sid") or (it.get("source_ids") or [it["id"]])[0])
+        extra = {k: m[k] for k in ("blip_caption", "img_url", "query") if m.get(k)}
+        by_sid[sid] = {"sid": sid, "session": m.get("session"), "speaker": m.get("speaker"),
+                       "text": it["text"], "time": it.get("event_time") or it.get("timestamp"),
+                       "extra": extra, "project": it.get("project")}
+        order.append(sid)
+    for t in new:
+        if t["sid"] not in by_sid:
+            order.append(t["sid"])
+        by_sid[t["sid"]] = t
+    return [by_sid[s] for s in order]
+
+
+def ingest_conversations(convs: Iterable[tuple[str, list[Turn]]], *, home: Path | None = None,
+                         progress: Progress | None = None, project: str | None = None,
+                         nudge: bool = True) -> dict[str, Any]:
+    """Keep and index each conversation; return counts. Raises IngestError on bad input."""
+    from ..index.db import connect
+    from ..index.store import upsert_items
+
+    h = home or paths.sophia_home()
+    convs = list(convs)
+    total = sum(len(t) for _, t in convs)
+    done = 0
+    summary: dict[str, Any] = {"conversations": [], "turns": 0, "indexed": 0, "memcells": 0}
+    conn = connect(h)
+    try:
+        for source, turns in convs:
+            if not turns:
+                continue
+            if project:
+                for t in turns:
+                    t["project"] = project
+            path = conversation_path(source, h)
+            ensure_dir(path.parent)
+            with locked(path):
+                merged = _merge(read_conversation(path), turns)
+                items = turn_items(source, merged)
+                data = "".join(json.dumps(it, ensure_ascii=False) + "\n" for it in items).encode("utf-8")
+                write_bytes_atomic(path, data)
+            changed = 0
+            for i in range(0, len(items), 500):
+                changed += upsert_items(conn, items[i:i + 500])
+                if progress:
+                    progress(done + len(turns) * min(i + 500, len(items)) // len(items), total,
+                             safe_source(source))
+            done += len(turns)
+            summary["conversations"].append({"source": safe_source(source), "turns": len(items),
+                                             "file": str(path)})
+            summary["turns"] += len(items)
+            summary["indexed"] += changed
+            summary["memcells"] += len({it["memcell_id"] for it in items})
+    finally:
+        conn.close()
+    if progress:
+        progress(total, total, "done")
+    if nudge:
+        summary["embedding"] = request_embed(h)
+    return summary
+
+
+def request_embed(home: Path | None = None) -> bool:
+    """Nudge the embedding service, when the semantic tier is installed; never fails."""
+    try:
+        from ..embed import client
+    except Exception:
+        return False
+    try:
+        client.request_embed(home=home)
+        return True
+    except Exception:
+        return False
+
+
+def ingest_file(path: Path, fmt: str, *, home: Path | None = None, progress: Progress | None = None,
+                source: str | None = None, project: str | None = None, nudge: bool = True) -> dict[str, Any]:
+    from .formats import read_jsonl, read_locomo
+
+    if fmt == "locomo":
+        convs = list(read_locomo(path))
+    elif fmt == "jsonl":
+        convs = list(read_jsonl(path, source))
+    else:
+        raise IngestError(f"unknown format {fmt!r} (locomo or jsonl)")
+    if not any(t for _, t in convs):
+        raise IngestError(f"{path}: no turns found")
+    return ingest_conversations(convs, home=home, progress=progress, project=project, nudge=nudge)

@@ -1,0 +1,141 @@
+"""Conversation ingest (LoCoMo and JSONL), MemCells, redaction, idempotence, and the CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+from tests.conftest import run_s3
+
+from sophia import paths
+from sophia.index import db
+from sophia.index.search import search
+from sophia.ingest.core import conversation_path, ingest_file, read_conversation
+from sophia.ingest.formats import parse_locomo_time
+from sophia.ingest.memcell import Boundaries, segment
+
+
+@pytest.fixture(autouse=True)
+def no_semantic(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keyword tier only: no test here starts an embedding service (fusion is tested with given hits)."""
+    monkeypatch.setenv("SOPHIA_RECALL_SEMANTIC", "0")
+
+
+DEV = Path("/work/shared/data/locomo/locomo_dev.json")
+
+
+def _locomo_sample() -> dict:  # type: ignore[type-arg]
+    return {
+        "sample_id": "conv-x",
+        "conversation": {
+            "speaker_a": "Ann", "speaker_b": "Bo",
+            "session_1_date_time": "1:56 pm on 8 May, 2023",
+            "session_1": [
+                {"speaker": "Ann", "dia_id": "D1:1", "text": "I adopted a puppy named Rex!"},
+                {"speaker": "Bo", "dia_id": "D1:2", "text": "Wow, show me", "blip_caption": "a photo of a beagle"},
+                {"speaker": "Ann", "dia_id": "D1:3", "text": "my key is AKIAABCDEFGHIJKLMNOP do not share"},
+            ],
+            "session_2_date_time": "10:02 am on 2 June, 2023",
+            "session_2": [{"speaker": "Bo", "dia_id": "D2:1", "text": "How is the beagle doing?"}],
+            "session_3_date_time": "9:00 am on 3 June, 2023",
+        },
+        "qa": [],
+    }
+
+
+def test_locomo_time() -> None:
+    assert parse_locomo_time("1:56 pm on 8 May, 2023") == "2023-05-08T13:56:00Z"
+    assert parse_locomo_time("12:09 am on 13 September, 2023") == "2023-09-13T00:09:00Z"
+    assert parse_locomo_time("nonsense") is None
+
+
+def test_ingest_locomo_keeps_redacted_turns_and_indexes_them(tmp_path: Path, sophia_home: Path) -> None:
+    f = tmp_path / "one.json"
+    f.write_text(json.dumps(_locomo_sample()))
+    res = ingest_file(f, "locomo", home=sophia_home, nudge=False)
+    assert res["turns"] == 4 and res["indexed"] == 4
+    kept = conversation_path("conv-x", sophia_home)
+    assert stat.S_IMODE(os.stat(kept).st_mode) == 0o600
+    assert "AKIAABCDEFGHIJKLMNOP" not in kept.read_text()
+    turns = read_conversation(kept)
+    assert [t["source_ids"] for t in turns] == [["D1:1"], ["D1:2"], ["D1:3"], ["D2:1"]]
+    assert turns[1]["text"] == "Bo: Wow, show me [shares a photo of a beagle]"
+    assert turns[0]["event_time"] == "2023-05-08T13:56:00Z" and turns[3]["event_time"] == "2023-06-02T10:02:00Z"
+    assert turns[0]["memcell_id"] == turns[2]["memcell_id"] != turns[3]["memcell_id"]  # session break
+    conn = db.connect(sophia_home)
+    assert "AKIAABCDEFGHIJKLMNOP" not in json.dumps(conn.execute("SELECT text FROM items").fetchall())
+    assert [r["id"] for r in search(conn, "beagle photo")][:1] == ["turn:conv-x:D1:2"]
+    # idempotent: nothing changes on a second ingest
+    assert ingest_file(f, "locomo", home=sophia_home, nudge=False)["indexed"] == 0
+    assert len(read_conversation(kept)) == 4
+
+
+def test_ingest_jsonl_merges_by_id(tmp_path: Path, sophia_home: Path) -> None:
+    f = tmp_path / "chat.jsonl"
+    lines = [{"id": f"m{i}", "session": "s1", "speaker": "U", "text": f"note {i} about the garden",
+              "timestamp": f"2024-01-01T10:{i:02d}:00Z"} for i in range(3)]
+    f.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    ingest_file(f, "jsonl", home=sophia_home, nudge=False)
+    f.write_text(json.dumps({"id": "m1", "session": "s1", "speaker": "U", "text": "note 1 about roses",
+                             "timestamp": "2024-01-01T10:01:00Z"}) + "\n" +
+                 json.dumps({"id": "m9", "text": "a later note", "timestamp": "2024-01-02T10:00:00Z"}) + "\n")
+    res = ingest_file(f, "jsonl", home=sophia_home, nudge=False)
+    assert res["turns"] == 4
+    conn = db.connect(sophia_home)
+    assert search(conn, "roses")[0]["id"] == "turn:chat:m1"
+    assert "garden" not in search(conn, "roses")[0]["text"]
+    assert conn.execute("SELECT count(*) FROM items").fetchone()[0] == 4
+    seqs = conn.execute("SELECT id, seq FROM items ORDER BY seq").fetchall()
+    assert [s for _, s in seqs] == [0, 1, 2, 3]
+
+
+def test_memcell_boundaries() -> None:
+    t = [f"2024-01-01T10:{i:02d}:00Z" for i in range(60)]
+    from sophia.timeutil import parse
+
+    times = [parse(x) for x in t]
+    words = [["garden", "rose"]] * 60
+    cells = segment(["a"] * 60, times, words, Boundaries(cap=50))
+    assert cells.count(0) == 50 and cells[50] == 1  # the cap
+    gap = times[:10] + [parse("2024-01-01T20:00:00Z")] * 5
+    assert segment(["a"] * 15, gap, words[:15])[10] == 1  # a long time gap
+    topic = [["garden", "rose", "soil"]] * 10 + [["tax", "return", "deadline"]] * 10
+    cells = segment(["a"] * 20, [None] * 20, topic, Boundaries(min_size=4))
+    assert cells[9] == 0 and cells[10] == 1  # a topic shift
+
+
+def test_cli_ingest_and_recall(tmp_path: Path, s3_env: dict[str, str]) -> None:
+    f = tmp_path / "one.json"
+    f.write_text(json.dumps([_locomo_sample()]))
+    r = run_s3(["ingest", str(f), "--format", "locomo", "--json"], s3_env)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["turns"] == 4
+    r = run_s3(["recall", "puppy Rex", "--json"], s3_env)
+    doc = json.loads(r.stdout)
+    assert doc["query"] == "puppy Rex" and doc["results"][0]["source_ids"] == ["D1:1"]
+    bad = tmp_path / "bad.json"
+    bad.write_text("{broken")
+    r = run_s3(["ingest", str(bad), "--format", "locomo"], s3_env)
+    assert r.returncode == 1 and "not valid JSON" in r.stderr and "Traceback" not in r.stderr
+    r = run_s3(["ingest", str(tmp_path / "missing.jsonl")], s3_env)
+    assert r.returncode != 0 and "Traceback" not in r.stderr
+
+
+def test_bench_locomo_on_one_dev_conversation(tmp_path: Path, s3_env: dict[str, str]) -> None:
+    data = json.loads(DEV.read_text())
+    one = tmp_path / "conv26.json"
+    one.write_text(json.dumps(data[0]))
+    r = run_s3(["bench", "locomo", str(one), "--json", "--k", "5,10,50"], s3_env)
+    assert r.returncode == 0, r.stderr
+    res = json.loads(r.stdout)
+    qs = [q for q in data[0]["qa"] if q.get("evidence")]
+    assert res["questions"] == len(qs) and res["turns"] == 419
+    allr = res["recall"]["all"]
+    assert allr["R@5"] <= allr["R@10"] <= allr["R@50"]
+    assert allr["R@10"] > 55  # a quality floor on this conversation (BM25 baseline level)
+    assert set(res["recall"]) >= {"all", "1-4", "1 multi-hop", "2 temporal", "3 open-domain", "4 single-hop",
+                                  "5 adversarial"}
+    assert not (paths.sophia_home() / "index.db").exists()  # the bench used its own temp homes
