@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,14 +16,61 @@ if str(LIB) not in sys.path:
 
 
 @pytest.fixture(autouse=True)
-def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Point HOME and SOPHIA_HOME at temp dirs for every test."""
+def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Point HOME and SOPHIA_HOME at temp dirs for every test.
+
+    A test whose recall or ingest woke the embedding service of one of its homes stops it when it
+    ends: the service is a long-lived background process by design (it exits after its idle timeout),
+    and the orphan guard fails the session for any process that outlives the tests.
+    """
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("SOPHIA_HOME", str(home / ".sophia"))
     monkeypatch.delenv("SOPHIA_HOOK_GUARD", raising=False)
-    return home
+    yield home
+    stop_embedding_services(tmp_path)
+
+
+def stop_embedding_services(root: Path, timeout: float = 10.0) -> None:
+    """Stop every embedding service whose ``--home`` lies under ``root`` (SIGTERM, then SIGKILL).
+
+    Found by command line rather than pidfile: a service still loading its model has none yet.
+    """
+    import signal
+    import time
+
+    marker = f"--home {root}".encode()
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            cmd = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ")
+        except OSError:
+            continue
+        if b"sophia.embed.service" in cmd and marker in cmd:
+            pids.append(int(entry))
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in pids:
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+        deadline = time.monotonic() + timeout
+        while pids and time.monotonic() < deadline:
+            pids = [p for p in pids if _running(p)]
+            time.sleep(0.05)
+        if not pids:
+            return
+
+
+def _running(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
 
 
 @pytest.fixture
