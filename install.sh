@@ -22,26 +22,9 @@ umask 077
 
 SOPHIA_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
-_exiterr() {
-  printf 'install.sh: error: %s\n' "$1" >&2
-  exit "${2:-1}"
-}
-say() { printf '==> %s\n' "$*"; }
-info() { printf '    %s\n' "$*"; }
-warn() { printf 'install.sh: warning: %s\n' "$*" >&2; }
-
-# Runs "$@", or only prints it under --dry-run.
-run() {
-  if [[ ${DRY_RUN:-0} == 1 ]]; then
-    printf '    would run: %s\n' "$*"
-  else
-    "$@"
-  fi
-}
-
-usage() {
-  sed -n '2,/^$/{s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"
-}
+PROG=install.sh SCRIPT=${BASH_SOURCE[0]}
+# shellcheck source=scripts/common.sh
+. "$SOPHIA_SRC/scripts/common.sh"
 
 parse_args() {
   ASSUME_YES=0 PROJECT_DIR='' EMBEDDINGS=1 DRY_RUN=0
@@ -68,23 +51,12 @@ parse_args() {
 
 # Sets every path the install touches.
 resolve_paths() {
-  [[ -n ${HOME:-} ]] || _exiterr "HOME is not set"
-  SOPHIA_HOME=${SOPHIA_HOME:-$HOME/.sophia}
-  [[ $SOPHIA_HOME == /* ]] || SOPHIA_HOME=$PWD/$SOPHIA_HOME
+  resolve_home_and_claude_dir
   KIT_DIR=$SOPHIA_HOME/kit
   VENV_DIR=$SOPHIA_HOME/venv
-  MANIFEST=$SOPHIA_HOME/install-manifest.json
   BIN_DIR=${SOPHIA_BIN_DIR:-$HOME/.local/bin}
   LAUNCHER=$BIN_DIR/s3
-  if [[ -n $PROJECT_DIR ]]; then
-    [[ -d $PROJECT_DIR ]] || _exiterr "--project: $PROJECT_DIR is not a directory"
-    PROJECT_DIR=$(cd "$PROJECT_DIR" && pwd)
-    SCOPE=project
-    CLAUDE_DIR=$PROJECT_DIR/.claude
-  else
-    SCOPE=user
-    CLAUDE_DIR=$HOME/.claude
-  fi
+  if [[ -n $PROJECT_DIR ]]; then SCOPE=project; else SCOPE=user; fi
   SETTINGS=$CLAUDE_DIR/settings.json
   local p
   for p in "$SOPHIA_HOME" "$CLAUDE_DIR" "$BIN_DIR" "$SOPHIA_SRC"; do
@@ -92,26 +64,8 @@ resolve_paths() {
   done
 }
 
-# Prints the real path of a Python >= 3.11 (sys.executable, so a pyenv shim resolves to the
-# interpreter behind it), or fails.
-find_python() {
-  local cand exe
-  local -a cands=()
-  [[ -n ${SOPHIA_PYTHON:-} ]] && cands+=("$SOPHIA_PYTHON")
-  cands+=(python3.13 python3.12 python3.11 python3)
-  for cand in "${cands[@]}"; do
-    command -v "$cand" >/dev/null 2>&1 || continue
-    exe=$("$cand" -c 'import sys; print(sys.executable if sys.version_info >= (3, 11) else "")' 2>/dev/null) || continue
-    if [[ -n $exe && -x $exe ]]; then
-      printf '%s\n' "$exe"
-      return 0
-    fi
-  done
-  return 1
-}
-
-# Step: a Python to run the installer's helpers and to build the venv with.
 step_python() {
+  # shellcheck disable=SC2119  # no extra candidates: the venv is about to be made from this one
   BASE_PY=$(find_python) || _exiterr "Python 3.11 or newer is needed (set SOPHIA_PYTHON=/path/to/python3.11)"
   info "python: $BASE_PY ($("$BASE_PY" -c 'import platform; print(platform.python_version())'))"
 }

@@ -15,25 +15,9 @@ umask 077
 
 SOPHIA_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
-_exiterr() {
-  printf 'uninstall.sh: error: %s\n' "$1" >&2
-  exit "${2:-1}"
-}
-say() { printf '==> %s\n' "$*"; }
-info() { printf '    %s\n' "$*"; }
-warn() { printf 'uninstall.sh: warning: %s\n' "$*" >&2; }
-
-run() {
-  if [[ ${DRY_RUN:-0} == 1 ]]; then
-    printf '    would run: %s\n' "$*"
-  else
-    "$@"
-  fi
-}
-
-usage() {
-  sed -n '2,/^$/{s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"
-}
+PROG=uninstall.sh SCRIPT=${BASH_SOURCE[0]}
+# shellcheck source=scripts/common.sh
+. "$SOPHIA_SRC/scripts/common.sh"
 
 parse_args() {
   ASSUME_YES=0 PURGE=0 PROJECT_DIR='' DRY_RUN=0
@@ -59,35 +43,7 @@ parse_args() {
 }
 
 resolve_paths() {
-  [[ -n ${HOME:-} ]] || _exiterr "HOME is not set"
-  SOPHIA_HOME=${SOPHIA_HOME:-$HOME/.sophia}
-  [[ $SOPHIA_HOME == /* ]] || SOPHIA_HOME=$PWD/$SOPHIA_HOME
-  MANIFEST=$SOPHIA_HOME/install-manifest.json
-  if [[ -n $PROJECT_DIR ]]; then
-    [[ -d $PROJECT_DIR ]] || _exiterr "--project: $PROJECT_DIR is not a directory"
-    PROJECT_DIR=$(cd "$PROJECT_DIR" && pwd)
-    CLAUDE_DIR=$PROJECT_DIR/.claude
-  else
-    CLAUDE_DIR=$HOME/.claude
-  fi
-}
-
-find_python() {
-  local cand exe
-  local -a cands=()
-  [[ -n ${SOPHIA_PYTHON:-} ]] && cands+=("$SOPHIA_PYTHON")
-  cands+=(python3.13 python3.12 python3.11 python3)
-  # last: the venv's python (it may be about to go, so the base interpreter is preferred)
-  [[ -x $SOPHIA_HOME/venv/bin/python ]] && cands+=("$SOPHIA_HOME/venv/bin/python")
-  for cand in "${cands[@]}"; do
-    command -v "$cand" >/dev/null 2>&1 || continue
-    exe=$("$cand" -c 'import sys; print(sys.executable if sys.version_info >= (3, 11) else "")' 2>/dev/null) || continue
-    [[ -n $exe && -x $exe ]] && {
-      printf '%s\n' "$exe"
-      return 0
-    }
-  done
-  return 1
+  resolve_home_and_claude_dir
 }
 
 # The helpers come from the installed kit when the checkout is gone, else from the checkout.
@@ -171,7 +127,7 @@ main() {
   parse_args "$@"
   resolve_paths
   confirm_purge
-  PY=$(find_python) || _exiterr "Python 3.11 or newer is needed to edit settings.json"
+  PY=$(find_python "$SOPHIA_HOME/venv/bin/python") || _exiterr "Python 3.11 or newer is needed to edit settings.json"
   if [[ ! -f $MANIFEST ]]; then
     if [[ $PURGE == 1 && -d $SOPHIA_HOME ]]; then
       say "no install manifest; purging $SOPHIA_HOME"

@@ -17,7 +17,6 @@ import argparse
 import hashlib
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -27,14 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "lib"))
 sys.path.insert(0, str(ROOT / "bench"))
 
-
-def python_pass_ms(runs: int = 10) -> float:
-    ts = []
-    for _ in range(runs):
-        t = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "pass"], check=True)
-        ts.append(time.perf_counter() - t)
-    return statistics.median(ts) * 1000
+from baseline import python_pass_ms  # noqa: E402
 
 
 def service_cpu_seconds(pid: int) -> float:

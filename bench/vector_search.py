@@ -29,6 +29,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "lib"))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from baseline import python_pass_ms  # noqa: E402
+
 DIM = 384
 MODEL = "all-MiniLM-L6-v2"
 TYPES = ("turn", "fact", "episode", "rule")
@@ -117,15 +121,6 @@ def worker(backend: str, db: Path, queries: int) -> dict:
         out[f"{label}_median_ms"] = statistics.median(lat) * 1000
         out[f"{label}_p95_ms"] = lat[int(0.95 * (len(lat) - 1))] * 1000
     return out
-
-
-def python_pass_ms(runs: int = 10) -> float:
-    ts = []
-    for _ in range(runs):
-        t = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "pass"], check=True)
-        ts.append(time.perf_counter() - t)
-    return statistics.median(ts) * 1000
 
 
 def main() -> None:

@@ -32,45 +32,16 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[P
     stop_embedding_services(tmp_path)
 
 
-def stop_embedding_services(root: Path, timeout: float = 10.0) -> None:
+def stop_embedding_services(root: Path) -> None:
     """Stop every embedding service whose ``--home`` lies under ``root`` (SIGTERM, then SIGKILL).
 
     Found by command line rather than pidfile: a service still loading its model has none yet.
     """
-    import signal
-    import time
+    import procs
 
-    marker = f"--home {root}".encode()
-    pids = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            cmd = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ")
-        except OSError:
-            continue
-        if b"sophia.embed.service" in cmd and marker in cmd:
-            pids.append(int(entry))
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        for pid in pids:
-            try:
-                os.kill(pid, sig)
-            except ProcessLookupError:
-                pass
-        deadline = time.monotonic() + timeout
-        while pids and time.monotonic() < deadline:
-            pids = [p for p in pids if _running(p)]
-            time.sleep(0.05)
-        if not pids:
-            return
-
-
-def _running(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
+    prefix = os.fsencode(str(root)) + b"/"
+    procs.stop([p for p in procs.live_pids() if procs.is_embed_service(p)
+                and any(a.startswith(prefix) for a in procs.argv(p))])
 
 
 @pytest.fixture

@@ -10,6 +10,8 @@ import sqlite3
 import time
 from pathlib import Path
 
+import procs
+
 
 def chash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
@@ -28,20 +30,7 @@ def put_items(conn: sqlite3.Connection, items: list[tuple[str, str, str]]) -> No
 
 def service_pids(home: Path) -> list[int]:
     """Every live embedding-service process serving ``home`` (scans /proc)."""
-    out = []
-    for d in Path("/proc").iterdir():
-        if not d.name.isdigit():
-            continue
-        try:
-            argv = (d / "cmdline").read_bytes().split(b"\0")
-            stat = (d / "stat").read_text()
-        except OSError:
-            continue
-        if stat.rsplit(")", 1)[-1].split()[0] == "Z":
-            continue  # zombie: exited, waiting to be reaped
-        if b"sophia.embed.service" in argv and os.fsencode(str(home)) in argv:
-            out.append(int(d.name))
-    return out
+    return [p for p in procs.live_pids() if procs.is_embed_service(p) and os.fsencode(str(home)) in procs.argv(p)]
 
 
 def kill_services(home: Path) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+import procs
 from conftest import run_s3
 from secret_scan import load_corpus, scan
 
@@ -143,13 +144,6 @@ def test_hook_capture_paths_never_store_a_secret_but_commit_the_episode(s3_env: 
         assert any("guardian" in s for s in stored), sorted(stored)
 
 
-def _is_embed_service(pid: str) -> bool:
-    try:
-        return b"sophia.embed.service" in Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return False
-
-
 def _stop_embed_service(home: Path) -> None:
     """The embedding service (started by recall/ingest) lives until idle: stop it before scanning."""
     try:
@@ -161,22 +155,10 @@ def _stop_embed_service(home: Path) -> None:
 
 def _wait_for_detached_work(home: Path, timeout: float = 30.0) -> None:
     """Session end may hand slow work to a detached process: wait until no process runs for this home."""
-    import os
     import time
 
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        busy = False
-        for e in os.listdir("/proc"):
-            if not e.isdigit() or int(e) == os.getpid():
-                continue
-            try:
-                env = Path(f"/proc/{e}/environ").read_bytes()
-            except OSError:
-                continue
-            if f"SOPHIA_HOME={home}".encode() + b"\0" in env and not _is_embed_service(e):
-                busy = True
-                break
-        if not busy:
+        if not [p for p in procs.pids_with_home(home) if not procs.is_embed_service(p)]:
             return
         time.sleep(0.2)

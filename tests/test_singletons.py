@@ -10,21 +10,8 @@ from pathlib import Path
 
 import pytest
 
+import procs
 from sophia.state import init_tree
-
-
-def _procs_with_home(home: Path) -> list[int]:
-    out = []
-    for e in os.listdir("/proc"):
-        if not e.isdigit() or int(e) == os.getpid():
-            continue
-        try:
-            env = Path(f"/proc/{e}/environ").read_bytes()
-        except OSError:
-            continue
-        if f"SOPHIA_HOME={home}".encode() + b"\0" in env:
-            out.append(int(e))
-    return out
 
 
 def test_detached_reflection_never_multiplies(sophia_home: Path, tmp_path: Path,
@@ -55,14 +42,14 @@ def test_detached_reflection_never_multiplies(sophia_home: Path, tmp_path: Path,
     assert reflection.running(sophia_home)
     assert reflection.launch(sophia_home, ["ep_again"]) is None  # one is running: nothing new starts
     deadline = time.monotonic() + 30
-    while _procs_with_home(sophia_home) and time.monotonic() < deadline:
+    while procs.pids_with_home(sophia_home) and time.monotonic() < deadline:
         time.sleep(0.1)
     for p in started:  # reap our children (the runners exited)
         try:
             os.waitpid(p, 0)
         except ChildProcessError:
             pass
-    assert _procs_with_home(sophia_home) == []
+    assert procs.pids_with_home(sophia_home) == []
     assert len(calls.read_text().split()) == 1, "more than one reflection ran claude"
     assert not (sophia_home / "run" / "reflection.pid").exists()
 

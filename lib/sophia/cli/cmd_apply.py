@@ -45,7 +45,6 @@ def apply(
     and changes nothing. Applying the same result twice changes nothing the second time.
     """
     from ..contracts import ContractError
-    from ..errors import SophiaError
     from ..memory.apply import apply_result
 
     data = _read_input(source)
@@ -53,8 +52,6 @@ def apply(
         summary = apply_result(kind, data)
     except ContractError as exc:
         fail(f"invalid {kind} result: {exc}", code=2, hint="nothing was changed; fix the field and apply again")
-    except SophiaError as exc:
-        fail(str(exc))
     if json_out:
         emit_json(summary)
         return

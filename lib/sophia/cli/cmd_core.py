@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from .app import app
-from .output import console, emit_json, fail, guard
+from .output import console, emit_json, fail
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON instead of text.")]
 
@@ -32,15 +32,11 @@ def init(json_out: JsonOpt = False) -> None:
     semantic_rules.json, agent_results/ and logs/; directories 0700, files 0600.
     """
     from .. import paths
-    from ..errors import SophiaError
     from ..state import init_tree, secure_tree
 
     home = paths.sophia_home()
-    try:
-        created = init_tree(home)
-        secure_tree(home)
-    except SophiaError as exc:
-        guard(exc)
+    created = init_tree(home)
+    secure_tree(home)
     if json_out:
         emit_json({"home": str(home), "created": created})
         return
@@ -95,13 +91,9 @@ def status(json_out: JsonOpt = False) -> None:
     `s3 refresh-identity`). A state file that does not parse is named, with the fix.
     """
     from .. import paths
-    from ..errors import SophiaError
 
     home = paths.sophia_home()
-    try:
-        data = _status_data(home)
-    except SophiaError as exc:
-        guard(exc)
+    data = _status_data(home)
     if json_out:
         emit_json(data)
         return
@@ -168,14 +160,10 @@ def doctor(
     Exits 1 when problems remain (after --repair: when something could not be restored).
     """
     from .. import paths
-    from ..errors import SophiaError
     from ..state import check_tree, repair_tree
 
     home = paths.sophia_home()
-    try:
-        problems = repair_tree(home) if repair else check_tree(home)
-    except SophiaError as exc:
-        guard(exc)
+    problems = repair_tree(home) if repair else check_tree(home)
     unresolved = [p for p in problems if not repair or "no good copy" in p.action or not p.action]
     if json_out:
         emit_json({

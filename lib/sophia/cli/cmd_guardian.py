@@ -77,15 +77,12 @@ def apply(
     json_out: JsonOpt = False,
 ) -> None:
     """Validate an s3-guardian audit and append it to logs/guardian_audits.jsonl (once per task and content)."""
-    from ..errors import SophiaError
     from ..guardian.audit import AuditError, apply_guardian_source
 
     try:
         res = apply_guardian_source(source)
     except AuditError as exc:
         fail(f"invalid guardian audit: {exc}")
-    except SophiaError as exc:
-        fail(str(exc))
     if json_out:
         emit_json(res)
         return

@@ -21,13 +21,9 @@ def learn(
     json_out: JsonOpt = False,
 ) -> None:
     """Capture a heuristic as a manual semantic rule (a near-duplicate is merged instead)."""
-    from ..errors import SophiaError
     from ..memory.manage import learn as do_learn
 
-    try:
-        out = do_learn(insight, domain)
-    except SophiaError as exc:
-        fail(str(exc))
+    out = do_learn(insight, domain)
     if json_out:
         emit_json(out)
         return
@@ -51,15 +47,11 @@ def list_cmd(
     json_out: JsonOpt = False,
 ) -> None:
     """List stored memories of one kind (JSON: an array of the stored objects)."""
-    from ..errors import SophiaError
     from ..memory.manage import list_kind
 
     if kind not in LIST_KINDS:
         fail(f"unknown kind {kind!r}", code=2, hint=f"one of: {', '.join(LIST_KINDS)}")
-    try:
-        items = list_kind(kind)
-    except SophiaError as exc:
-        fail(str(exc))
+    items = list_kind(kind)
     if json_out:
         emit_json(items)
         return
@@ -90,13 +82,9 @@ def forget(
     json_out: JsonOpt = False,
 ) -> None:
     """Remove one memory from its file and from the index (episodes too); says what it removed."""
-    from ..errors import SophiaError
     from ..memory.manage import forget as do_forget
 
-    try:
-        out = do_forget(memory_id)
-    except SophiaError as exc:
-        fail(str(exc))
+    out = do_forget(memory_id)
     if json_out:
         emit_json(out)
         return

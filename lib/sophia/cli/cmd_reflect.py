@@ -26,16 +26,12 @@ def reflect(
     The thinking is done by the s3-reflection subagent (/s3-reflect), which starts from this pack
     and returns its result through `s3 apply reflection FILE`.
     """
-    from ..errors import SophiaError
     from ..memory.prepare import reflect_pack
 
     if not prepare:
         fail("reflection is done by the s3-reflection subagent (run /s3-reflect in Claude Code)",
              code=2, hint="`s3 reflect --prepare --json` prints the evidence pack it starts from")
-    try:
-        pack = reflect_pack(episodes, episode)
-    except SophiaError as exc:
-        fail(str(exc))
+    pack = reflect_pack(episodes, episode)
     if json_out:
         emit_json(pack)
         return
@@ -58,7 +54,6 @@ def consolidate(prepare: PrepareOpt = False, json_out: JsonOpt = False) -> None:
     returns them through `s3 apply consolidation FILE`.
     """
     from .. import paths
-    from ..errors import SophiaError
     from ..memory.prepare import consolidate_pack
     from ..models import Config
     from ..state import load_model
@@ -66,11 +61,8 @@ def consolidate(prepare: PrepareOpt = False, json_out: JsonOpt = False) -> None:
     if not prepare:
         fail("consolidation is done by the s3-consolidation subagent (run /s3-consolidate in Claude Code)",
              code=2, hint="`s3 consolidate --prepare --json` prints the clusters it starts from")
-    try:
-        cfg = load_model(paths.config_path(), Config, lambda: Config.model_validate({}))
-        pack = consolidate_pack(min_episodes=cfg.consolidation_min_episodes)
-    except SophiaError as exc:
-        fail(str(exc))
+    cfg = load_model(paths.config_path(), Config, lambda: Config.model_validate({}))
+    pack = consolidate_pack(min_episodes=cfg.consolidation_min_episodes)
     if json_out:
         emit_json(pack)
         return
@@ -94,13 +86,9 @@ def refresh_identity(
 
     Only the block between the sophia-system3 markers is replaced; the rest of the file is kept.
     """
-    from ..errors import SophiaError
     from ..identity_md import refresh
 
-    try:
-        out = refresh(output)
-    except SophiaError as exc:
-        fail(str(exc))
+    out = refresh(output)
     if json_out:
         emit_json(out)
         return

@@ -33,8 +33,10 @@ def main() -> None:
 
         app(prog_name="s3")
     except SophiaError as exc:
+        from .output import error_hint
+
         print(f"s3: error: {exc}", file=sys.stderr)
-        hint = getattr(exc, "hint", "")
+        hint = error_hint(exc)
         if hint:
             print(f"s3: {hint}", file=sys.stderr)
         sys.exit(1)

@@ -28,8 +28,11 @@ def fail(message: str, code: int = 1, hint: str = "") -> NoReturn:
     raise typer.Exit(code)
 
 
-def guard(exc: SophiaError) -> NoReturn:
+def error_hint(exc: SophiaError) -> str:
+    """What to do about an expected error: its own hint, or for an unreadable state file, doctor."""
     from ..errors import StateFileError
 
-    hint = "run `s3 doctor --repair` to set it aside and restore it" if isinstance(exc, StateFileError) else ""
-    fail(str(exc), hint=hint)
+    hint = getattr(exc, "hint", "") or ""
+    if not hint and isinstance(exc, StateFileError):
+        hint = "run `s3 doctor --repair` to set it aside and restore it"
+    return hint

@@ -48,54 +48,45 @@ class CodeCall:
     shell: str | None = None  # for shell: the command text (None = built at run time)
 
 
-def _args_text(code: str, i: int) -> str:
-    """Text of the call's arguments starting at ``code[i]`` (after the function name)."""
-    n = len(code)
-    while i < n and code[i] in " \t":
-        i += 1
-    if i < n and code[i] == "(":
-        depth = 0
-        j = i
-        while j < n:
-            c = code[j]
-            if c in "'\"`":
-                k = j + 1
-                while k < n and code[k] != c:
-                    k += 2 if code[k] == "\\" else 1
-                j = k + 1
-                continue
-            if c in "([{":
-                depth += 1
-            elif c in ")]}":
-                depth -= 1
-                if depth == 0:
-                    return code[i + 1:j]
-            j += 1
-        return code[i + 1:]
-    m = re.match(r"[^;\n]*", code[i:])
-    return m.group(0) if m else ""
-
-
-def _first_arg(args: str) -> str:
+def _scan(text: str, i: int, *, stop_at_comma: bool) -> int:
+    """Index where the bracket group opening at ``text[i]`` closes (``stop_at_comma=False``), or of
+    the first comma outside brackets (``stop_at_comma=True``, from depth 0); quotes are skipped.
+    ``len(text)`` when there is none."""
     depth = 0
-    i = 0
-    n = len(args)
+    n = len(text)
     while i < n:
-        c = args[i]
+        c = text[i]
         if c in "'\"`":
             k = i + 1
-            while k < n and args[k] != c:
-                k += 2 if args[k] == "\\" else 1
+            while k < n and text[k] != c:
+                k += 2 if text[k] == "\\" else 1
             i = k + 1
             continue
         if c in "([{":
             depth += 1
         elif c in ")]}":
             depth -= 1
-        elif c == "," and depth == 0:
-            return args[:i]
+            if depth == 0 and not stop_at_comma:
+                return i
+        elif c == "," and depth == 0 and stop_at_comma:
+            return i
         i += 1
-    return args
+    return n
+
+
+def _args_text(code: str, i: int) -> str:
+    """Text of the call's arguments starting at ``code[i]`` (after the function name)."""
+    n = len(code)
+    while i < n and code[i] in " \t":
+        i += 1
+    if i < n and code[i] == "(":
+        return code[i + 1:_scan(code, i, stop_at_comma=False)]
+    m = re.match(r"[^;\n]*", code[i:])
+    return m.group(0) if m else ""
+
+
+def _first_arg(args: str) -> str:
+    return args[:_scan(args, 0, stop_at_comma=True)]
 
 
 def _literals(text: str) -> list[str]:

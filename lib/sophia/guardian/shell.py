@@ -130,8 +130,11 @@ def _skip_backtick(s: str, i: int) -> int:
     return n
 
 
-def match_paren(s: str, i: int) -> int:
-    """``s[i]`` is ``(``; return the index of its matching ``)`` (or len(s) if unterminated)."""
+def _match_close(s: str, i: int, opening: str, closing: str, *, shell_code: bool) -> int:
+    """``s[i]`` is ``opening``; return the index of its matching ``closing`` (len(s) if unterminated).
+
+    Quotes are skipped; with ``shell_code`` (a subshell's body) backticks and comments are too.
+    """
     depth = 0
     n = len(s)
     while i < n:
@@ -145,16 +148,16 @@ def match_paren(s: str, i: int) -> int:
         if c == '"':
             i = _skip_double(s, i)
             continue
-        if c == "`":
+        if shell_code and c == "`":
             i = _skip_backtick(s, i)
             continue
-        if c == "(":
+        if c == opening:
             depth += 1
-        elif c == ")":
+        elif c == closing:
             depth -= 1
             if depth == 0:
                 return i
-        elif c == "#" and (i == 0 or s[i - 1] in " \t\n;"):
+        elif shell_code and c == "#" and (i == 0 or s[i - 1] in " \t\n;"):
             j = s.find("\n", i)
             i = n if j < 0 else j
             continue
@@ -162,29 +165,14 @@ def match_paren(s: str, i: int) -> int:
     return n
 
 
+def match_paren(s: str, i: int) -> int:
+    """``s[i]`` is ``(``; return the index of its matching ``)`` (or len(s) if unterminated)."""
+    return _match_close(s, i, "(", ")", shell_code=True)
+
+
 def _match_brace(s: str, i: int) -> int:
     """``s[i]`` is ``{`` of ``${``; return the index of the matching ``}``."""
-    depth = 0
-    n = len(s)
-    while i < n:
-        c = s[i]
-        if c == "\\":
-            i += 2
-            continue
-        if c == "'":
-            i = _skip_single(s, i)
-            continue
-        if c == '"':
-            i = _skip_double(s, i)
-            continue
-        if c == "{":
-            depth += 1
-        elif c == "}":
-            depth -= 1
-            if depth == 0:
-                return i
-        i += 1
-    return n
+    return _match_close(s, i, "{", "}", shell_code=False)
 
 
 _ANSI = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f",

@@ -7,6 +7,7 @@ the caller reports that the index was not updated (``s3 index rebuild`` re-deriv
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,15 +26,16 @@ def available() -> bool:
     return _modules() is not None
 
 
-def upsert(items: list[dict[str, Any]], home: Path | None = None) -> bool:
+def _write(change: Callable[[Any, Any], None], home: Path | None) -> bool:
+    """Run ``change(store, conn)`` on the index and commit; False when the index could not take it."""
     mods = _modules()
-    if mods is None or not items:
-        return mods is not None
+    if mods is None:
+        return False
     db, store = mods
     try:
         conn = db.connect(home)
         try:
-            store.upsert_items(conn, [index_view(i) for i in items])
+            change(store, conn)
             with contextlib.suppress(Exception):
                 conn.commit()
         finally:
@@ -41,24 +43,18 @@ def upsert(items: list[dict[str, Any]], home: Path | None = None) -> bool:
     except Exception:
         return False
     return True
+
+
+def upsert(items: list[dict[str, Any]], home: Path | None = None) -> bool:
+    if not items:
+        return available()
+    return _write(lambda store, conn: store.upsert_items(conn, [index_view(i) for i in items]), home)
 
 
 def delete(ids: list[str], home: Path | None = None) -> bool:
-    mods = _modules()
-    if mods is None or not ids:
-        return mods is not None
-    db, store = mods
-    try:
-        conn = db.connect(home)
-        try:
-            store.delete_items(conn, ids)
-            with contextlib.suppress(Exception):
-                conn.commit()
-        finally:
-            conn.close()
-    except Exception:
-        return False
-    return True
+    if not ids:
+        return available()
+    return _write(lambda store, conn: store.delete_items(conn, ids), home)
 
 
 def rule_item(rule: dict[str, Any]) -> dict[str, Any]:
