@@ -1,6 +1,12 @@
 #!/usr/bin/env bats
 # Lifecycle hooks fed the real payloads recorded from claude 2.1.197 (tests/fixtures/lifecycle).
 
+load processes
+
+teardown() {
+  stop_test_processes
+}
+
 setup() {
   ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
   HOOKS=$ROOT/hooks

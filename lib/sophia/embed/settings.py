@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 from .. import paths
@@ -19,13 +18,28 @@ BACKENDS = ("auto", "numpy", "sqlite-vec")
 DEFAULT_BACKEND = "numpy"  # what "auto" means: chosen by bench/vector_search.py (docs/benchmarks.md)
 
 
-@dataclass(frozen=True)
 class EmbedSettings:
-    provider: str = "local"
-    backend: str = "auto"
-    idle_seconds: float = 900.0
-    batch_size: int = 32
-    threads: int = 0  # 0: auto, the service measures 1..min(2, cpu count) threads and keeps the fastest
+    """The embedding keys of config.json. A plain class, not a dataclass: ``dataclasses`` pulls in
+    ``inspect`` (~15 ms), and this module sits on the prompt hook's path through the client."""
+
+    __slots__ = ("provider", "backend", "idle_seconds", "batch_size", "threads")
+
+    def __init__(self, provider: str = "local", backend: str = "auto", idle_seconds: float = 900.0,
+                 batch_size: int = 32, threads: int = 0) -> None:
+        self.provider = provider
+        self.backend = backend
+        self.idle_seconds = idle_seconds
+        self.batch_size = batch_size
+        self.threads = threads  # 0: auto, the service measures 1..min(2, cpu count) threads, keeps the fastest
+
+    def __repr__(self) -> str:
+        return "EmbedSettings(" + ", ".join(f"{k}={getattr(self, k)!r}" for k in self.__slots__) + ")"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, EmbedSettings) and all(
+            getattr(self, k) == getattr(other, k) for k in self.__slots__)
+
+    __hash__ = None  # type: ignore[assignment]
 
     @property
     def enabled(self) -> bool:
