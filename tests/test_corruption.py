@@ -106,7 +106,6 @@ def test_unexpected_error_is_one_line(s3_env: dict[str, str], sophia_home: Path)
 def test_lost_or_broken_index_is_rebuilt_with_nothing_missing(damage: str, s3_env: dict[str, str],
                                                               sophia_home: Path) -> None:
     """index.db is derived: whatever happens to it, `s3 doctor --repair` rebuilds it from the files."""
-    pytest.importorskip("sophia.index.rebuild", reason="the SQLite index (recall branch) is not merged yet")
     import sqlite3
     import sys
 

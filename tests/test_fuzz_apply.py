@@ -16,8 +16,6 @@ from hypothesis import strategies as st
 
 from conftest import run_s3
 
-apply_mod = pytest.importorskip("sophia.memory.apply", reason="s3 apply is not merged yet")
-
 FIXTURES = Path(__file__).parent / "fixtures" / "contracts"
 KINDS = ["reflection", "consolidation", "memory", "extraction"]
 VALID = {k: [json.loads(p.read_text()) for p in sorted((FIXTURES / k / "valid").glob("*.json"))]

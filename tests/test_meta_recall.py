@@ -1,4 +1,4 @@
-"""What `s3 apply` writes is visible in `s3 recall` (needs the index from the recall branch)."""
+"""What `s3 apply` writes is visible in `s3 recall` (the SQLite index over the applied memories)."""
 
 from __future__ import annotations
 
@@ -6,12 +6,8 @@ import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import pytest
-
 from conftest import run_s3
 from metahelp import items
-
-index = pytest.importorskip("sophia.index.search", reason="the memory index (recall branch) is not merged yet")
 
 
 def _day(d: datetime) -> str:

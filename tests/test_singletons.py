@@ -16,7 +16,7 @@ from sophia.state import init_tree
 
 def test_detached_reflection_never_multiplies(sophia_home: Path, tmp_path: Path,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    reflection = pytest.importorskip("sophia.hooks.reflection", reason="lifecycle hooks not merged yet")
+    from sophia.hooks import reflection
     init_tree()
     calls = tmp_path / "claude_calls"
     fake = tmp_path / "claude"
@@ -63,7 +63,6 @@ def test_embedding_spawn_storm_starts_one_service_and_a_killed_one_blocks_nothin
     import subprocess
     import sys
 
-    pytest.importorskip("sophia.embed.client", reason="the embedding service is not merged yet")
     from embed_helpers import kill_services, service_pids
     from sophia.embed import client, protocol
 

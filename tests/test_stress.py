@@ -138,7 +138,6 @@ def test_doctor_cleans_up_after_interrupted_writes(sophia_home: Path, s3_env: di
 def test_8_processes_x_25_learn_keep_exactly_200_rules(tmp_path: Path) -> None:
     """The CLI's `learn` command, 25 times in each of 8 concurrent processes (invoked in-process after a fork,
     so CI stays fast; bench/stress.py learn runs 200 real `s3 learn` subprocesses)."""
-    pytest.importorskip("sophia.memory.manage", reason="s3 learn is not merged yet")
     from bench.stress import run_learn
 
     res = run_learn(8, 25, real=False, base=tmp_path)
@@ -149,7 +148,6 @@ def test_8_processes_x_25_learn_keep_exactly_200_rules(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_concurrent_real_s3_learn_subprocesses(tmp_path: Path) -> None:
-    pytest.importorskip("sophia.memory.manage", reason="s3 learn is not merged yet")
     from bench.stress import run_learn
 
     res = run_learn(8, 2, real=True, base=tmp_path)

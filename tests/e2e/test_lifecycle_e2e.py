@@ -7,7 +7,6 @@ FIRST model request already carries that memory (SessionStart additionalContext)
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import sys
@@ -108,8 +107,6 @@ def test_session_becomes_an_episode_and_comes_back_next_session(run: ClaudeRun) 
     assert json.loads((sophia(run) / "self_model.json").read_text())["total_sessions"] == 2
 
 
-@pytest.mark.skipif(importlib.util.find_spec("sophia.index") is None,
-                    reason="needs the recall branch (sophia.index) merged")
 def test_s3_recall_finds_the_session_by_a_word_of_its_prompt(run: ClaudeRun) -> None:
     res = run.run(PROMPT, session_one_script())
     assert res.returncode == 0, res.stderr
