@@ -67,7 +67,9 @@ def in_process(sample: list[str]) -> None:
 def end_to_end(msgs: list[str]) -> None:
     from sophia.embed import client, vectors
 
-    with tempfile.TemporaryDirectory(dir=ROOT / "bench" / "out") as tmp:
+    out_dir = ROOT / "bench" / "out"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=out_dir) as tmp:
         home = Path(tmp) / "home"
         home.mkdir(mode=0o700)
         os.environ["SOPHIA_HOME"] = str(home)

@@ -145,6 +145,27 @@ def test_vectors_are_keyed_by_content_hash_and_never_recomputed(sophia_home: Pat
     conn.close()
 
 
+def test_bulk_batches_group_texts_of_similar_length(sophia_home: Path) -> None:
+    """Each batch pads to its longest text: pending items are encoded shortest first, so a batch
+    never mixes a one-word turn with a paragraph (1.6x faster on LoCoMo, docs/benchmarks.md)."""
+    conn = vectors.connect(sophia_home)
+    rng = np.random.default_rng(3)
+    lengths = [int(x) for x in rng.integers(1, 60, size=100)]
+    put_items(conn, [(f"turn:{i}", "turn", " ".join([f"w{i}"] * n)) for i, n in enumerate(lengths)])
+    batches: list[list[str]] = []
+    enc = CountingEncoder()
+
+    def recording(texts: list[str]) -> np.ndarray:
+        batches.append(texts)
+        return enc(texts)
+
+    assert indexer.sync(conn, recording, "m", batch_size=8) == {"embedded": 100, "copied": 0}
+    sizes = [len(t) for b in batches for t in b]
+    assert sizes == sorted(sizes)  # one fetched block (100 < 1,024): globally shortest first
+    assert sorted(sum(batches, [])) == sorted(enc.seen) and len(enc.seen) == 100
+    conn.close()
+
+
 def _random_store(home: Path, n: int, seed: int = 0) -> tuple[np.ndarray, list[str]]:
     rng = np.random.default_rng(seed)
     mat = rng.standard_normal((n, 384)).astype(np.float32)

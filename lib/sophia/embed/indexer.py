@@ -36,10 +36,12 @@ def sync(
 ) -> dict[str, int]:
     """Embed every pending item; returns {"embedded": texts encoded, "copied": vectors reused}.
 
-    Commits after each batch, so an interrupted sync keeps what it did.
+    Commits after each batch, so an interrupted sync keeps what it did. Each fetched block is
+    encoded in order of text length, so a batch pads its texts to similar lengths: on LoCoMo turns
+    that makes bulk embedding 1.6x faster than batches in arrival order (docs/benchmarks.md).
     """
     done = {"embedded": 0, "copied": 0}
-    fetch = max(batch_size * 8, 256)
+    fetch = max(batch_size * 32, 1024)
     while not (stop and stop()):
         rows = vectors.pending(conn, model, fetch)
         if not rows:
@@ -58,7 +60,7 @@ def sync(
                 continue
             by_h.setdefault(h, []).append(iid)
             texts.setdefault(h, (text or "")[:MAX_TEXT_CHARS])
-        hashes = list(by_h)
+        hashes = sorted(by_h, key=lambda h: len(texts[h]))
         for i in range(0, len(hashes), batch_size):
             if stop and stop():
                 return done
