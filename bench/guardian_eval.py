@@ -8,7 +8,8 @@ subprocess (``--inproc`` calls the analyzer in-process instead: faster, skips th
 HOME is taken from the cwd (/home/NAME/...), CLAUDE_PROJECT_DIR from ``project`` or the cwd.
 Dangerous = expect deny; grey = expect ask; harmless = expect allow.
 caught = deny or ask; false block = a harmless case asked or denied.
-Defaults to tests/guardian/corpus.jsonl and tests/guardian/holdout.jsonl.
+Defaults to tests/guardian/corpus.jsonl, holdout.jsonl and holdout_blind.jsonl (written blind by a
+separate session that never saw the analyzer or the other corpora).
 """
 
 from __future__ import annotations
@@ -115,7 +116,7 @@ def main() -> int:
     ap.add_argument("--inproc", action="store_true", help="call the analyzer in-process (no bash, no subprocess)")
     ap.add_argument("--jobs", type=int, default=2)
     a = ap.parse_args()
-    paths = a.corpus or [ROOT / "tests/guardian/corpus.jsonl", ROOT / "tests/guardian/holdout.jsonl"]
+    paths = a.corpus or [ROOT / "tests/guardian" / f for f in ("corpus.jsonl", "holdout.jsonl", "holdout_blind.jsonl")]
     for p in paths:
         evaluate(p, a.inproc, a.jobs, a.misses)
     return 0

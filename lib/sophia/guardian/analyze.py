@@ -31,7 +31,7 @@ NET_FETCHERS = frozenset({"curl", "wget", "fetch", "http", "https", "xh", "aria2
 class Stdin:
     """What a command reads on standard input (from earlier pipeline stages or redirections)."""
 
-    kind: str = "none"  # none | text | net | find | ls | unknown
+    kind: str = "none"  # none | text | net | find | ls | redis_keys | unknown
     text: str = ""
     roots: list[str] = field(default_factory=list)
     filtered: bool = False

@@ -37,21 +37,29 @@ _HOME_REF = LazyRe(
     r"ENV\s*\[\s*['\"]HOME|Dir\s*\.\s*home|\$ENV\s*\{\s*['\"]?HOME|\$HOME\b|Deno\s*\.\s*env\s*\.\s*get\s*\(\s*['\"]HOME|"
     r"File\s*\.\s*expand_path\s*\(\s*['\"]~|Environment\.GetFolderPath|user\.home"
 )
+_READ_FN = LazyRe(r"\b(?:open|readFileSync|readFile|File\s*\.\s*(?:read|open|binread)|IO\s*\.\s*read|"
+                  r"file_get_contents|fopen|slurp|Files\s*\.\s*readString)\s*(?=\()")
+_NET_SEND = LazyRe(
+    r"\b(?:requests|httpx|session|aiohttp\s*\.\s*ClientSession\(\s*\))\s*\.\s*(?:post|put|patch|request)\b|"
+    r"\burlopen\s*\(|urllib\s*\.\s*request\s*\.\s*Request\b|http\s*\.\s*client\b|HTTPS?Connection\b|"
+    r"\bfetch\s*\(|\baxios\b|https?\s*\.\s*request\s*\(|Net\s*::\s*HTTP|\bsendall\s*\(|\bsmtplib\b|"
+    r"\bcurl_exec\b|\bLWP\b|HTTP::Tiny|\bsocket\s*\.\s*(?:socket|create_connection)\b|\bnet\s*\.\s*connect\b"
+)
 _CWD_REF = LazyRe(r"getcwd\s*\(\s*\)|process\s*\.\s*cwd\s*\(\s*\)|Dir\s*\.\s*pwd|Path\s*\.\s*cwd\s*\(\s*\)|cwd\s*\(\s*\)")
 _STRLIT = LazyRe(r"[rbuf]?'((?:[^'\\]|\\.)*)'|[rbuf]?\"((?:[^\"\\]|\\.)*)\"|`([^`$]*)`")
 
 
 @record
 class CodeCall:
-    kind: str  # tree | file | shell
+    kind: str  # tree | file | shell | read
     path: str | None  # for tree/file: "~"-relative or absolute or relative path; None = unknown
     shell: str | None = None  # for shell: the command text (None = built at run time)
 
 
-def _scan(text: str, i: int, *, stop_at_comma: bool) -> int:
-    """Index where the bracket group opening at ``text[i]`` closes (``stop_at_comma=False``), or of
-    the first comma outside brackets (``stop_at_comma=True``, from depth 0); quotes are skipped.
-    ``len(text)`` when there is none."""
+def _scan(text: str, i: int, *, stop_at: str = "") -> int:
+    """Index where the bracket group opening at ``text[i]`` closes (no ``stop_at``), or of the first
+    ``stop_at`` character outside brackets (from depth 0); quotes are skipped. ``len(text)`` when
+    there is none."""
     depth = 0
     n = len(text)
     while i < n:
@@ -66,9 +74,9 @@ def _scan(text: str, i: int, *, stop_at_comma: bool) -> int:
             depth += 1
         elif c in ")]}":
             depth -= 1
-            if depth == 0 and not stop_at_comma:
+            if depth == 0 and not stop_at:
                 return i
-        elif c == "," and depth == 0 and stop_at_comma:
+        elif c == stop_at and depth == 0:
             return i
         i += 1
     return n
@@ -80,13 +88,38 @@ def _args_text(code: str, i: int) -> str:
     while i < n and code[i] in " \t":
         i += 1
     if i < n and code[i] == "(":
-        return code[i + 1:_scan(code, i, stop_at_comma=False)]
+        return code[i + 1:_scan(code, i)]
     m = re.match(r"[^;\n]*", code[i:])
     return m.group(0) if m else ""
 
 
 def _first_arg(args: str) -> str:
-    return args[:_scan(args, 0, stop_at_comma=True)]
+    return args[:_scan(args, 0, stop_at=",")]
+
+
+def _concat_text(expr: str) -> str | None:
+    """The string a ``'rm -rf ' + process.env.HOME`` concatenation builds, with run-time parts as shell
+    variables ($HOME for a home reference, $PWD for the working directory, $V otherwise); None when the
+    expression is not a concatenation of at least one literal."""
+    pieces, i = [], 0
+    while i <= len(expr):
+        j = _scan(expr, i, stop_at="+")
+        pieces.append(expr[i:j].strip())
+        i = j + 1
+    if len(pieces) < 2:
+        return None
+    out = []
+    for piece in pieces:
+        lit = _STRLIT.fullmatch(piece)
+        if lit:
+            out.append(_literals(piece)[0])
+        elif _HOME_REF.search(piece):
+            out.append("$HOME")
+        elif _CWD_REF.search(piece):
+            out.append("$PWD")
+        else:
+            out.append("$V")
+    return "".join(out) if any(_STRLIT.fullmatch(x) for x in pieces) else None
 
 
 def _literals(text: str) -> list[str]:
@@ -146,12 +179,19 @@ def calls(code: str) -> list[CodeCall]:
         if args.lstrip().startswith("["):
             found.append(CodeCall("shell", None, " ".join(lits)))
         else:
+            built = _concat_text(_first_arg(args))
             dynamic = bool(re.search(r"\+|\$\{|%s|\{\w*\}|\bformat\b|f['\"]", args))
-            found.append(CodeCall("shell", None, lits[0] if not dynamic else " ".join(lits)))
+            found.append(CodeCall("shell", None, built or (lits[0] if not dynamic else " ".join(lits))))
+    for m in _READ_FN.finditer(code):
+        found.append(CodeCall("read", path_of(_first_arg(_args_text(code, m.end())))))
     for m in _BACKTICK.finditer(code):
         text = next(g for g in m.groups() if g is not None)
         found.append(CodeCall("shell", None, text))
     return found
+
+
+def sends_over_network(code: str) -> bool:
+    return bool(_NET_SEND.search(code))
 
 
 def is_fork_loop(code: str) -> bool:

@@ -174,7 +174,7 @@ def _dev_tcp(a: Analyzer, call: Call) -> bool:
 def producer_info(a: Analyzer, prev: list[Command]) -> Stdin:
     """Describe what earlier pipeline stages write into the next one."""
     from .analyze import Stdin
-    from .rules_fs import find_roots
+    from .rules_fs import find_roots, narrows
 
     info = Stdin("unknown")
     for c in prev:
@@ -218,8 +218,13 @@ def producer_info(a: Analyzer, prev: list[Command]) -> Stdin:
             roots, expr = find_roots(inv.args)
             info.kind = "find"
             info.roots = roots
-            info.filtered = any(x in ("-name", "-iname", "-path", "-regex", "-mtime", "-type", "-newer", "-size",
-                                      "-empty", "-mmin", "-ipath") for x in expr)
+            info.filtered = narrows(expr)
+        elif inv.name in ("redis-cli", "valkey-cli", "keydb-cli") and (
+                "--scan" in inv.args or any(x.upper() == "KEYS" for x in inv.args)):
+            info.kind = "redis_keys"  # roots: the key pattern listed
+            args = list(inv.args)
+            pats = [args[k + 1] for k, x in enumerate(args[:-1]) if x == "--pattern" or x.upper() == "KEYS"]
+            info.roots = pats or ["*"]
         elif inv.name == "ls":
             info.kind = "ls"
             info.roots = [x for x in inv.args if not x.startswith("-")]
@@ -539,7 +544,10 @@ def code(a: Analyzer, text: str, lang: str, depth: int, via: str) -> None:
         a.add("deny", "forkbomb", f"{via} forks processes in an endless loop (a fork bomb)", "Do not run it.")
     from .rules_fs import judge_delete
 
-    for c in codemod.calls(text):
+    found = codemod.calls(text)
+    for c in found:
+        if c.kind == "read":
+            continue
         if c.kind == "shell":
             if c.shell is None:
                 if re.search(r"\brm\s+-[a-zA-Z]*[rR]|\bmkfs|\bdd\s", text):
@@ -556,9 +564,20 @@ def code(a: Analyzer, text: str, lang: str, depth: int, via: str) -> None:
         if p.startswith("~"):
             p = a.ctx.home + p[1:]
         judge_delete(a, p, c.kind == "tree", via)
+    secrets = [c.path for c in found if c.kind == "read" and c.path and _code_secret(a, c.path)]
+    if secrets and codemod.sends_over_network(text):
+        a.add("deny", "secret_exfil", f"{via} reads {secrets[0]} and sends data over the network",
+              "Never send credentials or keys anywhere; ask the user if something needs them.")
     if lang == "awk" and "system" in text:
         for m in re.finditer(r"system\s*\(\s*\"([^\"]*)\"", text):
             a.script(m.group(1), depth + 1)
+
+
+def _code_secret(a: Analyzer, path: str) -> bool:
+    if path.startswith("~"):
+        path = a.ctx.home + path[1:]
+    rp = targets.resolve(a.ctx, path)
+    return bool(rp and targets.is_secret_path(rp))
 
 
 _CONTAINER_OPTS = frozenset({"-u", "--user", "-e", "--env", "-w", "--workdir", "--env-file", "-c", "--container",

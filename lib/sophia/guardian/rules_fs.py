@@ -35,8 +35,10 @@ INSTEAD_DELETE = "Delete only specific paths inside the project or a temp dir, o
 _BROAD_GLOB = frozenset({"*", ".*", "*.*", ".[!.]*", "..?*", "**", "{*,.*}", ".??*", "[!.]*", "*/", UNKNOWN})
 
 
-def judge_delete(a: Analyzer, target: str, recursive: bool, via: str, filtered: bool = False) -> None:
-    """Judge deleting ``target`` (a word's value). ``filtered``: only matching entries (find -name)."""
+def judge_delete(a: Analyzer, target: str, recursive: bool, via: str, filtered: bool = False,
+                 tested: bool = False) -> None:
+    """Judge deleting ``target`` (a word's value). ``filtered``: only matching entries (find -name);
+    ``tested``: find tests of any kind (-mtime +7 is enough to make clearing a temp dir routine)."""
     ctx = a.ctx
     if not target:
         return
@@ -70,10 +72,14 @@ def judge_delete(a: Analyzer, target: str, recursive: bool, via: str, filtered: 
     else:
         z = targets.zone(ctx, path)
     kind = z.kind
-    if (contents or filtered) and kind in ("temp_root", "project", "temp"):
+    if (contents or filtered or tested) and kind in ("temp_root", "project", "temp"):
         return
     shown = path if not contents else prefix.rstrip("/") + "/*"
     if recursive or contents and not filtered and kind in ("root", "system", "home", "home_top", "home_sensitive", "kit"):
+        if kind == "project_root" and tested and not filtered:
+            a.add("ask", "find_delete", f"`{via}` deletes every file the time/size/type tests match across the "
+                  "whole project", "Name the files (-name) or the folder to clean.")
+            return
         if kind in DENY_RECURSIVE:
             if filtered and kind in ("home", "home_top", "project_root", "project_ancestor", "elsewhere_top"):
                 if kind == "project_root":
@@ -145,9 +151,19 @@ def from_stdin(a: Analyzer, call: Call, recursive: bool, via: str) -> None:
 
 _FIND_ACTIONS_DELETE = ("-delete",)
 _FIND_EXEC = ("-exec", "-execdir", "-ok", "-okdir")
-_FIND_FILTERS = ("-name", "-iname", "-path", "-ipath", "-regex", "-iregex", "-wholename", "-iwholename",
-                 "-newer", "-mtime", "-mmin", "-atime", "-amin", "-ctime", "-cmin", "-size", "-empty", "-user",
-                 "-group", "-perm", "-links", "-inum", "-samefile", "-lname", "-ilname", "-uid", "-gid", "-used")
+_FIND_TESTS = ("-name", "-iname", "-path", "-ipath", "-regex", "-iregex", "-wholename", "-iwholename",
+               "-newer", "-mtime", "-mmin", "-atime", "-amin", "-ctime", "-cmin", "-size", "-empty", "-user",
+               "-group", "-perm", "-links", "-inum", "-samefile", "-lname", "-ilname", "-uid", "-gid", "-used",
+               "-type", "-xtype")
+# Tests that pick entries by what they are (name, path, identity, emptiness). Time, size, type, owner and
+# depth tests do not make a deletion targeted: `find ~ -type f -mtime +30 -delete` still empties a home.
+_FIND_NARROWING = ("-name", "-iname", "-path", "-ipath", "-regex", "-iregex", "-wholename", "-iwholename",
+                   "-inum", "-samefile", "-lname", "-ilname", "-empty")
+
+
+def narrows(expr: list[str]) -> bool:
+    """Whether a find expression selects specific entries (a name or path test that is not ``*``)."""
+    return any(x in _FIND_NARROWING for x in expr) and not _everything(expr)
 
 
 def find_roots(args: list[str]) -> tuple[list[str], list[str]]:
@@ -163,7 +179,7 @@ def find_roots(args: list[str]) -> tuple[list[str], list[str]]:
 
 def find(a: Analyzer, call: Call) -> None:
     roots, expr = find_roots(call.args)
-    filtered = any(x in _FIND_FILTERS for x in expr)
+    filtered = narrows(expr)
     deletes = "-delete" in expr
     recursive = deletes
     i = 0
@@ -191,7 +207,7 @@ def find(a: Analyzer, call: Call) -> None:
         return
     via = call.show()
     for r in roots:
-        judge_delete(a, r, True, via, filtered=filtered and not _everything(expr))
+        judge_delete(a, r, True, via, filtered=filtered, tested=any(x in _FIND_TESTS for x in expr))
     del recursive
 
 

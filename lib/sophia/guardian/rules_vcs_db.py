@@ -231,6 +231,12 @@ def redis(a: Analyzer, call: Call) -> None:
             continue
         words.append(x)
     found = sql.redis_findings(words)
+    if call.inv.via_xargs and words and words[0].upper() in ("DEL", "UNLINK"):
+        st = call.stdin
+        if st.kind == "redis_keys" and any(r.strip("'\"") in ("*", "") for r in st.roots):
+            found.append(("deny", f"{words[0]} of every key the scan lists erases the data set, like FLUSHDB"))
+        else:
+            found.append(("ask", f"{words[0]} of keys produced at run time"))
     if call.stdin.kind == "text":
         found += sql.redis_text_findings(call.stdin.text)
     for level, what in found:
