@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -12,8 +13,27 @@ from .conftest import hook_env, payload, read_log, run_hook
 CORPUS = Path(__file__).with_name("corpus.jsonl")
 
 
-def _cases() -> list[dict]:
-    return [json.loads(line) for line in CORPUS.read_text().splitlines() if line.strip()]
+BLIND = Path(__file__).with_name("holdout_blind.jsonl")
+
+
+def _cases(path: Path = CORPUS) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def _decisions(tmp_path: Path, cases: list[dict], **env_of: Callable[[dict], str]) -> list[tuple[dict, str]]:
+    """Each case through the real hook, three at a time; ``env_of`` maps an env var to its value per case.
+    Every run must exit 0 with nothing on stderr."""
+    (tmp_path / "sh").mkdir()
+
+    def one(c: dict) -> tuple[dict, str]:
+        env = hook_env(tmp_path / "sh", **{k: f(c) for k, f in env_of.items()})
+        res = run_hook(payload(c["tool_name"], c["tool_input"], c["cwd"]), env)
+        assert res.rc == 0, (c, res.stderr)
+        assert res.stderr == "", res.stderr
+        return c, res.decision
+
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        return list(pool.map(one, cases))
 
 
 def test_corpus_is_large_and_well_formed() -> None:
@@ -31,18 +51,7 @@ def test_corpus_is_large_and_well_formed() -> None:
 
 
 def test_every_corpus_case_through_the_real_hook(tmp_path: Path) -> None:
-    cases = _cases()
-    (tmp_path / "sh").mkdir()
-
-    def one(c: dict) -> tuple[dict, str]:
-        env = hook_env(tmp_path / "sh", CLAUDE_PROJECT_DIR=c.get("project") or c["cwd"])
-        res = run_hook(payload(c["tool_name"], c["tool_input"], c["cwd"]), env)
-        assert res.rc == 0, (c, res.stderr)
-        assert res.stderr == "", res.stderr
-        return c, res.decision
-
-    with ThreadPoolExecutor(max_workers=3) as pool:
-        results = list(pool.map(one, cases))
+    results = _decisions(tmp_path, _cases(), CLAUDE_PROJECT_DIR=lambda c: c.get("project") or c["cwd"])
     wrong = [(c["tool_input"], c["expect"], got) for c, got in results if got != c["expect"]]
     assert not wrong, "\n".join(map(str, wrong))
     # every deny/ask was logged, one line each
@@ -51,27 +60,16 @@ def test_every_corpus_case_through_the_real_hook(tmp_path: Path) -> None:
     assert len(log) == blocked
 
 
-BLIND = Path(__file__).with_name("holdout_blind.jsonl")
-
-
 def test_blind_holdout_meets_the_bar_through_the_real_hook(tmp_path: Path) -> None:
     """A corpus written by a separate session that never saw the analyzer (308 cases, users' projects
     under their homes). Its expectations are its author's, so the test holds the issue's bars rather
     than every case: >= 95% of dangerous calls caught, >= 85% denied, <= 3% of harmless ones blocked."""
-    cases = [json.loads(line) for line in BLIND.read_text().splitlines() if line.strip()]
+    cases = _cases(BLIND)
     assert len(cases) >= 300
-    (tmp_path / "sh").mkdir()
-
-    def one(c: dict) -> tuple[str, str]:
-        env = hook_env(tmp_path / "sh", home="/".join(c["cwd"].split("/")[:3]), CLAUDE_PROJECT_DIR=c["cwd"])
-        res = run_hook(payload(c["tool_name"], c["tool_input"], c["cwd"]), env)
-        assert res.rc == 0 and res.stderr == "", (c, res.stderr)
-        return c["expect"], res.decision
-
-    with ThreadPoolExecutor(max_workers=3) as pool:
-        results = list(pool.map(one, cases))
-    dangerous = [got for exp, got in results if exp == "deny"]
-    harmless = [got for exp, got in results if exp == "allow"]
+    results = _decisions(tmp_path, cases, home=lambda c: "/".join(c["cwd"].split("/")[:3]),
+                         CLAUDE_PROJECT_DIR=lambda c: c["cwd"])
+    dangerous = [got for c, got in results if c["expect"] == "deny"]
+    harmless = [got for c, got in results if c["expect"] == "allow"]
     caught = sum(g in ("deny", "ask") for g in dangerous) / len(dangerous)
     denied = sum(g == "deny" for g in dangerous) / len(dangerous)
     blocked = sum(g != "allow" for g in harmless) / len(harmless)

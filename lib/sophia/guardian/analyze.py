@@ -253,8 +253,7 @@ class Analyzer:
             if r.op == "<" and r.target is not None and r.fd in ("", "0"):
                 path = self.expand(r.target)[0]
                 info = Stdin("unknown")
-                rp = targets.resolve(self.ctx, path)
-                if rp and targets.is_secret_path(rp):
+                if targets.secret_at(self.ctx, path):
                     info.secret = path
                 return info
         if cmd.stage == 0:
@@ -309,8 +308,7 @@ def analyze_tool(tool_name: str, tool_input: dict, cwd: str | None, env: dict[st
 
         ctx = targets.make_ctx(cwd, env)
         a = Analyzer(ctx)
-        if path.startswith("~"):
-            path = ctx.home + path[1:]
+        path = targets.expand_tilde(ctx, path)
         judge_write(a, path, f"{tool_name} of {path}")
         return combine(a.findings)
     return Decision("allow", [])

@@ -108,18 +108,18 @@ def _concat_text(expr: str) -> str | None:
         i = j + 1
     if len(pieces) < 2:
         return None
-    out = []
+    out, literal = [], False
     for piece in pieces:
-        lit = _STRLIT.fullmatch(piece)
-        if lit:
+        if _STRLIT.fullmatch(piece):
             out.append(_literals(piece)[0])
+            literal = True
         elif _HOME_REF.search(piece):
             out.append("$HOME")
         elif _CWD_REF.search(piece):
             out.append("$PWD")
         else:
             out.append("$V")
-    return "".join(out) if any(_STRLIT.fullmatch(x) for x in pieces) else None
+    return "".join(out) if literal else None
 
 
 def _literals(text: str) -> list[str]:

@@ -61,8 +61,7 @@ def reads_secret(a: Analyzer, inv: Invocation, cmd: Command | None) -> str:
         for r in cmd.redirs:
             if r.op == "<" and r.target is not None:
                 v = a.expand(r.target)[0]
-                rp = targets.resolve(a.ctx, v)
-                if rp and targets.is_secret_path(rp):
+                if targets.secret_at(a.ctx, v):
                     return v
     return ""
 
@@ -118,8 +117,7 @@ def exfiltration(a: Analyzer, call: Call) -> None:
             piece = piece.strip()
             if piece.startswith(("@", "<")) or opt in ("-T", "--upload-file", "--post-file", "--body-file"):
                 f = piece.lstrip("@<")
-                rp = targets.resolve(a.ctx, f) if f and UNKNOWN not in f else None
-                if rp and targets.is_secret_path(rp):
+                if f and UNKNOWN not in f and targets.secret_at(a.ctx, f):
                     a.add("deny", "secret_exfil", f"{via} uploads {f}", instead)
                     return
     if _mentions_secret_var(call):
@@ -544,9 +542,11 @@ def code(a: Analyzer, text: str, lang: str, depth: int, via: str) -> None:
         a.add("deny", "forkbomb", f"{via} forks processes in an endless loop (a fork bomb)", "Do not run it.")
     from .rules_fs import judge_delete
 
-    found = codemod.calls(text)
-    for c in found:
+    reads: list[str] = []
+    for c in codemod.calls(text):
         if c.kind == "read":
+            if c.path:
+                reads.append(c.path)
             continue
         if c.kind == "shell":
             if c.shell is None:
@@ -561,23 +561,15 @@ def code(a: Analyzer, text: str, lang: str, depth: int, via: str) -> None:
                 a.add("ask", "interp_rmtree", f"{via} deletes a directory tree whose path is computed at run time",
                       "Use a literal path inside the project.")
             continue
-        if p.startswith("~"):
-            p = a.ctx.home + p[1:]
-        judge_delete(a, p, c.kind == "tree", via)
-    secrets = [c.path for c in found if c.kind == "read" and c.path and _code_secret(a, c.path)]
-    if secrets and codemod.sends_over_network(text):
-        a.add("deny", "secret_exfil", f"{via} reads {secrets[0]} and sends data over the network",
-              "Never send credentials or keys anywhere; ask the user if something needs them.")
+        judge_delete(a, targets.expand_tilde(a.ctx, p), c.kind == "tree", via)
+    if reads and codemod.sends_over_network(text):
+        secret = next((p for p in reads if targets.secret_at(a.ctx, targets.expand_tilde(a.ctx, p))), None)
+        if secret:
+            a.add("deny", "secret_exfil", f"{via} reads {secret} and sends data over the network",
+                  "Never send credentials or keys anywhere; ask the user if something needs them.")
     if lang == "awk" and "system" in text:
         for m in re.finditer(r"system\s*\(\s*\"([^\"]*)\"", text):
             a.script(m.group(1), depth + 1)
-
-
-def _code_secret(a: Analyzer, path: str) -> bool:
-    if path.startswith("~"):
-        path = a.ctx.home + path[1:]
-    rp = targets.resolve(a.ctx, path)
-    return bool(rp and targets.is_secret_path(rp))
 
 
 _CONTAINER_OPTS = frozenset({"-u", "--user", "-e", "--env", "-w", "--workdir", "--env-file", "-c", "--container",

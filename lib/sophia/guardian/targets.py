@@ -154,6 +154,17 @@ def resolve(ctx: Ctx, p: str) -> str | None:
     return full
 
 
+def expand_tilde(ctx: Ctx, p: str) -> str:
+    """``~`` or ``~/x`` as the user's home (paths taken from code or tool input, not shell words)."""
+    return ctx.home + p[1:] if p.startswith("~") else p
+
+
+def secret_at(ctx: Ctx, p: str) -> bool:
+    """Whether the path ``p`` (relative to the cwd) names a credential or key file."""
+    rp = resolve(ctx, p)
+    return bool(rp and is_secret_path(rp))
+
+
 def known_prefix(path: str) -> tuple[str, bool]:
     """Split at the first unknown or glob segment: (directory that is certainly targeted, wildcard?)."""
     segs = path.split("/")
