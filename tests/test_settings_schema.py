@@ -1,7 +1,7 @@
 """The settings the install produces, and the plugin manifests, against Claude Code's JSON schemas.
 
-The schemas live in the shared folder beside the repository (``../shared/data/schemas/``), which is
-where CI clones it too. ``claude plugin validate`` runs the real client when it can be found.
+The schemas are vendored in ``tests/schemas/`` (byte-for-byte copies of ``../shared/data/schemas/``, see
+the README there), so these tests run on any clone. ``claude plugin validate`` runs the real client.
 """
 
 from __future__ import annotations
@@ -17,17 +17,14 @@ import pytest
 from sophia.install import settings_merge as sm
 
 ROOT = Path(__file__).resolve().parents[1]
-SCHEMAS = ROOT.parent / "shared" / "data" / "schemas"
+SCHEMAS = ROOT / "tests" / "schemas"
 HOOKS_JSON = ROOT / "hooks" / "hooks.json"
 
 jsonschema = pytest.importorskip("jsonschema")
 
 
 def validator(name: str):  # type: ignore[no-untyped-def]
-    path = SCHEMAS / name
-    if not path.exists():
-        pytest.skip(f"schema {path} not found (the shared folder must sit beside the repo)")
-    schema = json.loads(path.read_text())
+    schema = json.loads((SCHEMAS / name).read_text())
     jsonschema.Draft7Validator.check_schema(schema)
     return jsonschema.Draft7Validator(schema)
 
