@@ -12,8 +12,9 @@ from tests.conftest import run_s3
 
 from sophia import paths
 from sophia.index import db
+from sophia.index.conversations import conversation_path, read_conversation
 from sophia.index.search import search
-from sophia.ingest.core import conversation_path, ingest_file, read_conversation
+from sophia.ingest.core import ingest_file
 from sophia.ingest.formats import parse_locomo_time
 from sophia.ingest.memcell import Boundaries, segment
 

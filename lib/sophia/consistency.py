@@ -17,14 +17,11 @@ import os
 import re
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from . import paths
 from .atomic import read_json
 from .errors import SophiaError
-
-if TYPE_CHECKING:
-    from .state import Problem
+from .problem import Problem
 
 STALE_TMP_SECONDS = 300
 _TMP = re.compile(r"^\..+\.tmp$")
@@ -62,7 +59,6 @@ def unindexed_episodes(home: Path) -> list[Path]:
 
 def check_interrupted_writes(home: Path, repair: bool) -> list[Problem]:
     from .episode_store import index_entry, upsert_index_entries
-    from .state import Problem
 
     problems: list[Problem] = []
     tmps = stale_temp_files(home)

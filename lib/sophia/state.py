@@ -22,6 +22,7 @@ from .episode_store import empty_index
 from .errors import StateFileError
 from .locking import locked
 from .models import Config, Episode, EpisodeIndex, SelfModel, SemanticRule, UserModel
+from .problem import Problem
 from .timeutil import now
 
 M = TypeVar("M", bound=BaseModel)
@@ -183,13 +184,6 @@ def secure_tree(home: Path) -> None:
 
 
 # ---------------------------------------------------------------- doctor
-
-
-@dataclass
-class Problem:
-    path: Path
-    reason: str
-    action: str = ""
 
 
 def _check_file(sf: StateFile | None, p: Path, model: type[BaseModel] | None = None) -> Problem | None:

@@ -13,9 +13,10 @@ from .. import paths
 
 
 def _has_sources(home: Path) -> bool:
-    from .rebuild import _conversation_files, _episode_files, _memory_files
+    from .conversations import conversation_files
+    from .rebuild import _episode_files, _memory_files
 
-    return bool(_episode_files(home) or _memory_files(home) or _conversation_files(home))
+    return bool(_episode_files(home) or _memory_files(home) or conversation_files(home))
 
 
 def diagnose(home: Path) -> str | None:

@@ -20,6 +20,7 @@ from .. import paths
 from ..atomic import read_json
 from ..errors import StateFileError
 from ..locking import locked
+from .conversations import conversation_files, read_conversation
 
 Progress = Callable[[int, int, str], None]
 
@@ -73,15 +74,8 @@ def _memory_files(home: Path) -> list[Path]:
     return sorted(md.glob("*.json")) if md.is_dir() else []
 
 
-def _conversation_files(home: Path) -> list[Path]:
-    cd = paths.memory_dir(home) / "conversations"
-    return sorted(cd.glob("*.jsonl")) if cd.is_dir() else []
-
-
 def iter_items(home: Path, skipped: list[str]) -> Iterator[tuple[str, list[dict[str, Any]]]]:
     """(label, items) per source file; unreadable files are named in ``skipped``, never fatal."""
-    from ..ingest.core import read_conversation
-
     for p in _episode_files(home):
         try:
             ep = read_json(p)
@@ -104,12 +98,12 @@ def iter_items(home: Path, skipped: list[str]) -> Iterator[tuple[str, list[dict[
                 yield f"memory/{p.name}", [it for it in items if isinstance(it, dict)]
         except StateFileError as exc:
             skipped.append(f"{p}: {exc}")
-    for p in _conversation_files(home):
+    for p in conversation_files(home):
         yield f"conversations/{p.name}", read_conversation(p)
 
 
 def count_sources(home: Path) -> int:
-    return len(_episode_files(home)) + 1 + len(_memory_files(home)) + len(_conversation_files(home))
+    return len(_episode_files(home)) + 1 + len(_memory_files(home)) + len(conversation_files(home))
 
 
 def _carry_vectors(old: Path, conn: sqlite3.Connection) -> int:
@@ -205,7 +199,7 @@ def stats(home: Path | None = None) -> dict[str, Any]:
     size = sum(f.stat().st_size for f in (p, Path(f"{p}-wal")) if f.exists())
     return {"db": str(p), "items": sum(by_type.values()), "by_type": by_type, "vectors": vecs,
             "needs_embedding": stale, "links": links, "bytes": size, "migrations": migrations,
-            "conversations": len(_conversation_files(h))}
+            "conversations": len(conversation_files(h))}
 
 
 def dumps(obj: Any) -> str:

@@ -9,13 +9,13 @@ so ``sophia.index.rebuild`` reads it back verbatim. Re-ingesting a source merges
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from .. import paths
 from ..atomic import ensure_dir, write_bytes_atomic
+from ..index.conversations import conversation_path, read_conversation, safe_source
 from ..locking import locked
 from ..redact import redact
 from ..timeutil import parse
@@ -23,39 +23,6 @@ from .formats import IngestError, Turn
 from .memcell import Boundaries, segment
 
 Progress = Callable[[int, int, str], None]
-_SAFE = re.compile(r"[^A-Za-z0-9_.\-]+")
-
-
-def conversations_dir(home: Path | None = None) -> Path:
-    return paths.memory_dir(home) / "conversations"
-
-
-def safe_source(source: str) -> str:
-    s = _SAFE.sub("_", source).strip("._") or "conversation"
-    return s[:120]
-
-
-def conversation_path(source: str, home: Path | None = None) -> Path:
-    return conversations_dir(home) / f"{safe_source(source)}.jsonl"
-
-
-def read_conversation(path: Path) -> list[dict[str, Any]]:
-    """The turn items of one kept conversation file (bad lines are skipped, never fatal)."""
-    out = []
-    try:
-        with path.open(encoding="utf-8") as fh:
-            for line in fh:
-                if not line.strip():
-                    continue
-                try:
-                    obj = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(obj, dict) and isinstance(obj.get("id"), str) and isinstance(obj.get("text"), str):
-                    out.append(obj)
-    except FileNotFoundError:
-        return []
-    return out
 
 
 def turn_items(source: str, turns: list[Turn], cfg: Boundaries = Boundaries()) -> list[dict[str, Any]]:
