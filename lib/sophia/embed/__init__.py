@@ -8,5 +8,4 @@ twice) and answers nearest-neighbour searches. The heavy modules (``model``,
 """
 
 MODEL_NAME = "all-MiniLM-L6-v2"
-DIM = 384
 INSTALL_HINT = "pip install 'sophia-system3[embeddings]'"

@@ -18,7 +18,7 @@ from .decision import Decision, Finding, combine
 from .record import field, record
 from .shell import UNKNOWN, Command, Script, Word, parse
 from .targets import Ctx
-from .wrappers import Invocation, base, strip
+from .wrappers import Invocation, strip
 
 MAX_DEPTH = 8
 MAX_EXPANSIONS = 16
@@ -161,9 +161,6 @@ class Analyzer:
         self._sub_cache[text] = (fetch, secret)
         return fetch, secret
 
-    def word_subs(self, w: Word) -> list[str]:
-        return [p.text for p in w.parts if p.kind in ("sub", "proc")]
-
     # -- walking --------------------------------------------------------------------------------
     def script(self, text: str, depth: int = 0) -> None:
         if depth > MAX_DEPTH:
@@ -179,7 +176,7 @@ class Analyzer:
         for cmd in sc.commands:
             self.command(cmd, sc, depth)
 
-    def command(self, cmd: Command, sc: Script, depth: int) -> None:
+    def command(self, cmd: Command, sc: Script, depth: int) -> None:  # noqa: C901 - to split into named steps (issue 12)
         ctx = self.ctx
         # substitutions run first, as commands of their own
         for w in [*cmd.words, *(r.target for r in cmd.redirs if r.target), *(v for _n, v in cmd.assigns)]:
@@ -312,7 +309,3 @@ def analyze_tool(tool_name: str, tool_input: dict, cwd: str | None, env: dict[st
         judge_write(a, path, f"{tool_name} of {path}")
         return combine(a.findings)
     return Decision("allow", [])
-
-
-def command_name(word: str) -> str:
-    return base(word)

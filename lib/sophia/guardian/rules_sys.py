@@ -7,8 +7,7 @@ import re
 
 from . import targets
 from .lazyre import LazyRe
-from .shell import UNKNOWN, Command, Script
-from .wrappers import base
+from .shell import Command, Script
 
 TYPE_CHECKING = False  # typing is not imported on the hook path
 if TYPE_CHECKING:
@@ -264,10 +263,6 @@ def infra(a: Analyzer, call: Call) -> None:
         a.add("ask", "infra", f"`{call.show()}` deletes cluster resources", "Let the user run it.")
     elif name == "helm" and ("uninstall" in args or "delete" in args):
         a.add("ask", "infra", f"`{call.show()}` removes a release")
-
-
-def is_device_word(w: str) -> bool:
-    return w.startswith("/dev/") and targets.is_disk_device(w) and UNKNOWN not in w and bool(base(w))
 
 
 def kubectl(a: Analyzer, call: Call) -> None:

@@ -129,13 +129,6 @@ def _under(path: str, root: str) -> bool:
     return path == root or path.startswith(root + "/")
 
 
-def strictly_under(path: str, root: str) -> bool:
-    return path != root and _under(path, root)
-
-
-under = _under
-
-
 def resolve(ctx: Ctx, p: str) -> str | None:
     """Absolute, lexically normalised path; None if it cannot be known (unknown start or cwd)."""
     if not p:
@@ -227,7 +220,7 @@ class Zone:
     path: str
 
 
-def zone(ctx: Ctx, path: str | None, *, contents: bool = False) -> Zone:
+def zone(ctx: Ctx, path: str | None, *, contents: bool = False) -> Zone:  # noqa: C901 - to split into named steps (issue 12)
     """Classify ``path`` (already resolved). ``contents``: the target is everything inside ``path``."""
     if path is None:
         return Zone("unknown", "?")
@@ -286,7 +279,7 @@ def system_write_denied(path: str) -> bool:
     return any(_under(path, p) for p in SYSTEM_WRITE_DENY)
 
 
-def write_level(ctx: Ctx, path: str | None) -> tuple[str, str] | None:
+def write_level(ctx: Ctx, path: str | None) -> tuple[str, str] | None:  # noqa: C901 - to split into named steps (issue 12)
     """(level, why) for writing/replacing ``path``; None if harmless."""
     if path is None:
         return None

@@ -77,82 +77,106 @@ def strip(args: list[str]) -> Invocation:
         if name not in _OPT_ARGS:
             break
         inv.wrappers.append(name)
-        if name in ("sudo", "doas"):
-            inv.sudo = True
-        takes = _OPT_ARGS[name]
+        inv.sudo = inv.sudo or name in ("sudo", "doas")
         i += 1
         if name == "env":
-            while i < len(args):
-                a = args[i]
-                if a == "--":
-                    i += 1
-                    break
-                if a in ("-S", "--split-string") and i + 1 < len(args):
-                    # env -S 'rm -rf /' : the string is split into words
-                    rest = args[i + 1].split() + args[i + 2:]
-                    args = args[:i] + rest
-                    continue
-                if a.startswith("--split-string="):
-                    args = args[:i] + a.split("=", 1)[1].split() + args[i + 1:]
-                    continue
-                if a.startswith("-") and a != "-":
-                    i += 2 if a in takes else 1
-                    continue
-                if "=" in a and not a.startswith("="):
-                    i += 1
-                    continue
-                break
+            args, i = _env_options(args, i)
             continue
         if name in ("command", "builtin"):
-            while i < len(args) and args[i].startswith("-"):
-                if args[i] in ("-v", "-V"):
-                    inv.lookup_only = True
-                i += 1
+            i = _lookup_options(args, i, inv)
             continue
-        while i < len(args):
-            a = args[i]
-            if a == "--":
-                i += 1
-                break
-            if name == "xargs":
-                inv.via_xargs = True
-                if a in ("-I", "--replace") and i + 1 < len(args):
-                    inv.xargs_replace = args[i + 1]
-                    i += 2
-                    continue
-                if a.startswith("-I") and len(a) > 2:
-                    inv.xargs_replace = a[2:]
-                    i += 1
-                    continue
-                if a.startswith("-i"):
-                    inv.xargs_replace = a[2:] or "{}"
-                    i += 1
-                    continue
-            if name == "stdbuf" and a[:2] in ("-i", "-o", "-e") and len(a) > 2:
-                i += 1
-                continue
-            if a.startswith("-") and len(a) > 1:
-                if a in takes:
-                    i += 2
-                elif "=" in a or not a.startswith("--") and len(a) > 2 and a[:2] in takes:
-                    i += 1
-                else:
-                    i += 1
-                continue
-            break
-        if name == "nice" and i < len(args) and args[i].lstrip("-").isdigit():
+        i = _operands(name, args, _options(name, args, i, inv))
+        if name == "flock" and i + 1 < len(args) and args[i] in ("-c", "--command"):
+            return Invocation("sh", ["-c", args[i + 1]], "sh", inv.sudo, inv.via_xargs, inv.xargs_replace,
+                              inv.wrappers)
+    return _invoked(args, i, inv)
+
+
+def _env_options(args: list[str], i: int) -> tuple[list[str], int]:
+    """Past env's options and NAME=VALUE words; ``-S STRING`` is split into words in place."""
+    takes = _OPT_ARGS["env"]
+    while i < len(args):
+        a = args[i]
+        if a == "--":
+            return args, i + 1
+        if a in ("-S", "--split-string") and i + 1 < len(args):
+            # env -S 'rm -rf /' : the string is split into words
+            args = args[:i] + args[i + 1].split() + args[i + 2:]
+            continue
+        if a.startswith("--split-string="):
+            args = args[:i] + a.split("=", 1)[1].split() + args[i + 1:]
+            continue
+        if a.startswith("-") and a != "-":
+            i += 2 if a in takes else 1
+            continue
+        if "=" in a and not a.startswith("="):
             i += 1
-        if name == "timeout" and i < len(args):
-            i += 1  # DURATION
-        if name == "chrt" and i < len(args) and args[i].isdigit():
+            continue
+        break
+    return args, i
+
+
+def _lookup_options(args: list[str], i: int, inv: Invocation) -> int:
+    """Past the options of ``command`` / ``builtin``; ``-v`` / ``-V`` only look the name up."""
+    while i < len(args) and args[i].startswith("-"):
+        if args[i] in ("-v", "-V"):
+            inv.lookup_only = True
+        i += 1
+    return i
+
+
+def _options(name: str, args: list[str], i: int, inv: Invocation) -> int:
+    """Past a wrapper's options (and the values of those that take one)."""
+    takes = _OPT_ARGS[name]
+    while i < len(args):
+        a = args[i]
+        if a == "--":
+            return i + 1
+        if name == "xargs":
+            inv.via_xargs = True
+            used = _xargs_replace(a, args, i, inv)
+            if used:
+                i += used
+                continue
+        if name == "stdbuf" and a[:2] in ("-i", "-o", "-e") and len(a) > 2:
             i += 1
-        if name == "taskset" and i < len(args) and not args[i].startswith("-") and "-c" not in args[:i]:
-            i += 1  # mask
-        if name == "flock" and i < len(args):
-            i += 1  # lock file
-            if i < len(args) and args[i] in ("-c", "--command") and i + 1 < len(args):
-                return Invocation("sh", ["-c", args[i + 1]], "sh", inv.sudo, inv.via_xargs, inv.xargs_replace,
-                                  inv.wrappers)
+            continue
+        if a.startswith("-") and len(a) > 1:
+            i += 2 if a in takes else 1
+            continue
+        break
+    return i
+
+
+def _xargs_replace(a: str, args: list[str], i: int, inv: Invocation) -> int:
+    """xargs' replace string (``-I R``, ``-IR``, ``-i[R]``): the words it used, 0 if ``a`` is not one."""
+    if a in ("-I", "--replace") and i + 1 < len(args):
+        inv.xargs_replace = args[i + 1]
+        return 2
+    if a.startswith("-I") and len(a) > 2:
+        inv.xargs_replace = a[2:]
+        return 1
+    if a.startswith("-i"):
+        inv.xargs_replace = a[2:] or "{}"
+        return 1
+    return 0
+
+
+def _operands(name: str, args: list[str], i: int) -> int:
+    """Past the operand a wrapper takes before the command: timeout's DURATION, flock's lock file,
+    nice's adjustment, chrt's priority, taskset's mask."""
+    if i >= len(args):
+        return i
+    a = args[i]
+    skip = (name in ("timeout", "flock")
+            or name == "nice" and a.lstrip("-").isdigit()
+            or name == "chrt" and a.isdigit()
+            or name == "taskset" and not a.startswith("-") and "-c" not in args[:i])
+    return i + 1 if skip else i
+
+
+def _invoked(args: list[str], i: int, inv: Invocation) -> Invocation:
+    """The command the wrappers run, from ``args[i]`` on."""
     if i >= len(args):
         inv.name = "xargs-echo" if inv.via_xargs else ("env" if inv.wrappers[-1:] == ["env"] else "")
         return inv

@@ -19,7 +19,6 @@ MAX_ERRORS = 20
 GOAL_CHARS = 2000
 SUMMARY_CHARS = 100
 FILE_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit", "Read"})
-MUTATING_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
 ACTION_KEYS = ("ts", "tool", "id", "event", "outcome", "exit", "duration_ms", "summary", "file", "args_hash")
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_+#.-]{2,}")
@@ -148,6 +147,37 @@ def episode_id(session_id: str, started_at: str) -> str:
     return f"ep_{day}_{safe}"
 
 
+def _all_actions(carry: dict[str, Any], buffer: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+    """An earlier run's actions (its buffer rotated away) then this buffer's; and the tool call count."""
+    prior_actions = [a for a in carry.get("actions") or [] if isinstance(a, dict)]
+    prior_count = int(carry.get("tool_call_count") or len(prior_actions))
+    return prior_actions + [_compact_action(a) for a in buffer], prior_count + len(buffer)
+
+
+def _last_message(last_message: str | None, transcript: dict[str, Any]) -> str | None:
+    last = last_message
+    if not last and transcript.get("assistant_texts"):
+        last = transcript["assistant_texts"][-1]
+    return redact_head(last, 2000) if last else None
+
+
+def _files_touched(carry: dict[str, Any], buffer: list[dict[str, Any]]) -> list[str]:
+    files: list[str] = list(carry.get("files_touched") or [])
+    for a in buffer:
+        f = a.get("file")
+        if isinstance(f, str) and f and a.get("tool") in FILE_TOOLS and f not in files:
+            files.append(f)
+    return [redact(f) for f in files[:MAX_FILES]]
+
+
+def _errors(carry: dict[str, Any], buffer: list[dict[str, Any]], tool_errors: dict[Any, Any]) -> list[str]:
+    errors: list[str] = list(carry.get("errors") or [])
+    for a in buffer:
+        if a.get("outcome") == "error" and len(errors) < MAX_ERRORS:
+            errors.append(redact(_error_line(a, tool_errors.get(a.get("id")) if a.get("id") else None)))
+    return errors
+
+
 def build_episode(
     *,
     session_id: str,
@@ -169,31 +199,12 @@ def build_episode(
     rotated away): its actions and counts come first.
     """
     carry = carry or {}
-    prior_actions = [a for a in carry.get("actions") or [] if isinstance(a, dict)]
-    prior_count = int(carry.get("tool_call_count") or len(prior_actions))
-    actions_all = prior_actions + [_compact_action(a) for a in buffer]
-    tool_call_count = prior_count + len(buffer)
-
+    actions_all, tool_call_count = _all_actions(carry, buffer)
     goal = transcript.get("first_prompt") or carry.get("goal")
     goal = redact_head(goal, GOAL_CHARS) if goal else None
-    last = last_message
-    if not last and transcript.get("assistant_texts"):
-        last = transcript["assistant_texts"][-1]
-    last = redact_head(last, 2000) if last else None
-
-    files: list[str] = list(carry.get("files_touched") or [])
-    for a in buffer:
-        f = a.get("file")
-        if isinstance(f, str) and f and a.get("tool") in FILE_TOOLS and f not in files:
-            files.append(f)
-    files = [redact(f) for f in files[:MAX_FILES]]
-
-    tool_errors = transcript.get("tool_errors") or {}
-    errors: list[str] = list(carry.get("errors") or [])
-    for a in buffer:
-        if a.get("outcome") == "error" and len(errors) < MAX_ERRORS:
-            errors.append(redact(_error_line(a, tool_errors.get(a.get("id")) if a.get("id") else None)))
-
+    last = _last_message(last_message, transcript)
+    files = _files_touched(carry, buffer)
+    errors = _errors(carry, buffer, transcript.get("tool_errors") or {})
     times = [t for t in (carry.get("started_at"), transcript.get("first_ts"),
                          buffer[0].get("ts") if buffer else None) if isinstance(t, str) and t]
     started_at = min(times) if times else now

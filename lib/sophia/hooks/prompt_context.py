@@ -1,4 +1,4 @@
-"""UserPromptSubmit: inject the few memories relevant to this prompt. ``python -I -S prompt_context.py``.
+"""UserPromptSubmit: inject the few memories relevant to this prompt. ``python -I -S launch.py prompt_context``.
 
 Recalls through the memory index (``sophia.index.search.recall``); when the index package or
 its database is missing, falls back to keyword overlap over the episode index and the
@@ -10,12 +10,6 @@ current session's own episode is skipped. Prints NOTHING when nothing is relevan
 """
 
 from __future__ import annotations
-
-if __name__ == "__main__" and not __package__:
-    import os as _os
-    import sys as _sys
-
-    _sys.path.insert(0, _os.path.dirname(_os.path.dirname(_os.path.dirname(_os.path.abspath(__file__)))))
 
 import importlib
 import os

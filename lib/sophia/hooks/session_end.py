@@ -1,4 +1,4 @@
-"""Stop and SessionEnd: turn the session into an episode. ``python -I -S session_end.py``.
+"""Stop and SessionEnd: turn the session into an episode. ``python -I -S launch.py session_end``.
 
 Stop fires after EVERY assistant turn: each run upserts the session's one episode (stable
 id, idempotent), reading only what the transcript gained since the last run. SessionEnd
@@ -10,12 +10,6 @@ offset, episode id, what was already counted).
 """
 
 from __future__ import annotations
-
-if __name__ == "__main__" and not __package__:
-    import os as _os
-    import sys as _sys
-
-    _sys.path.insert(0, _os.path.dirname(_os.path.dirname(_os.path.dirname(_os.path.abspath(__file__)))))
 
 import importlib
 import json
@@ -145,115 +139,179 @@ def rotate_buffers(home: Path, now: float | None = None, days: int = ROTATE_AFTE
 
 def process(payload: dict[str, Any], home: Path | None = None) -> dict[str, Any]:
     """Do the work for one Stop / SessionEnd payload. Returns a small report (for tests/logs)."""
+    sid = safe_session(payload.get("session_id"))
+    skipped = _skip_reason(payload, sid)
+    if skipped or not sid:
+        return {"skipped": skipped}
+    run = _Run(payload, home or paths.sophia_home(), sid)
+    cfg = load_config(run.home)
+    sp = state_file(run.home, sid)
+    with locked(sp, timeout=1.0):
+        new_prompts = _read_session(run, sp)
+        episode, new_episode = _update_episode(run)
+        _update_models(run, cfg, new_prompts, episode, new_episode)
+        _write_state(sp, run.state)
+    if episode is not None:
+        _index(run, episode)
+    if run.final:
+        run.report["rotated"] = rotate_buffers(run.home)
+        if episode is not None:
+            _reflect(run, cfg, episode)
+    return run.report
+
+
+class _Run:
+    """One Stop / SessionEnd run: its payload and home, and the session state it holds under the lock."""
+
+    __slots__ = ("payload", "home", "sid", "final", "report", "state", "tstate", "buffer", "project", "now")
+
+    def __init__(self, payload: dict[str, Any], home: Path, sid: str) -> None:
+        self.payload, self.home, self.sid = payload, home, sid
+        self.final = payload.get("hook_event_name") == "SessionEnd"
+        self.report: dict[str, Any] = {"session": sid, "event": payload.get("hook_event_name")}
+        self.state: dict[str, Any] = {}
+        self.tstate: dict[str, Any] = {}
+        self.buffer: list[dict[str, Any]] = []
+        self.project: str | None = None
+        self.now = ""
+
+    def text(self, key: str) -> str | None:
+        value = self.payload.get(key)
+        return value if isinstance(value, str) else None
+
+
+def _skip_reason(payload: dict[str, Any], sid: str | None) -> str | None:
     event = payload.get("hook_event_name")
     if event not in ("Stop", "SessionEnd"):
-        return {"skipped": f"event {event!r}"}
+        return f"event {event!r}"
     if event == "Stop" and payload.get("stop_hook_active") is True:
-        return {"skipped": "stop_hook_active"}
-    sid = safe_session(payload.get("session_id"))
-    if not sid:
-        return {"skipped": "no session_id"}
-    home = home or paths.sophia_home()
-    final = event == "SessionEnd"
-    cfg = load_config(home)
-    report: dict[str, Any] = {"session": sid, "event": event}
-    sp = state_file(home, sid)
-    episode: dict[str, Any] | None = None
-    new_episode = False
-    with locked(sp, timeout=1.0):
-        state = _load_state(sp)
-        transcript_path = payload.get("transcript_path") if isinstance(payload.get("transcript_path"), str) else None
-        tstate, new_prompts = transcript_mod.update(state.get("transcript"), transcript_path, final=final)
-        state["transcript"] = tstate
-        buffer = read_buffer_file(buffer_path(home, sid))
-        now = iso()
-        new_session = not state.get("session_counted")
-        cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else tstate.get("cwd")
-        if "project" not in state:
-            state["project"] = project_of(cwd)
-        project = state.get("project")
+        return "stop_hook_active"
+    return None if sid else "no session_id"
 
-        episode_id = state.get("episode_id")
-        if not episode_id and buffer:
-            found = _find_episode_id(home, sid)
-            if found:
-                prior = _existing_episode(home, found)
-                state["carry"] = _carry(prior) if prior else {}
-                episode_id = found
-            else:
-                times = [t for t in (tstate.get("first_ts"), buffer[0].get("ts")) if isinstance(t, str) and t]
-                episode_id = episode_mod.episode_id(sid, min(times) if times else now)
-            state["episode_id"] = episode_id
 
-        if episode_id and buffer:
-            from sophia.episode_store import episode_path, index_entry, upsert_index_entries
+def _read_session(run: _Run, sp: Path) -> list[str]:
+    """Load the session state, read what the transcript and the buffer gained; the new prompts."""
+    run.state = _load_state(sp)
+    run.tstate, new_prompts = transcript_mod.update(run.state.get("transcript"), run.text("transcript_path"),
+                                                    final=run.final)
+    run.state["transcript"] = run.tstate
+    run.buffer = read_buffer_file(buffer_path(run.home, run.sid))
+    run.now = iso()
+    if "project" not in run.state:
+        cwd = run.text("cwd")
+        run.state["project"] = project_of(cwd if cwd is not None else run.tstate.get("cwd"))
+    run.project = run.state.get("project")
+    return new_prompts
 
-            new_episode = not episode_path(episode_id, home).exists()
-            branch, commit = git_info(project) if project else (None, None)
-            extra: dict[str, Any] = {}
-            if final and isinstance(payload.get("reason"), str):
-                extra["end_reason"] = payload["reason"][:40]
-            episode = episode_mod.build_episode(
-                session_id=sid, episode_id=episode_id, buffer=buffer, transcript=tstate, now=now,
-                end_trigger="session_end" if final else "stop_hook",
-                last_message=payload.get("last_assistant_message") if isinstance(
-                    payload.get("last_assistant_message"), str) else None,
-                project=project, git_branch=branch, git_commit=commit, carry=state.get("carry"), extra=extra,
-            )
-            if state.get("ended_at"):  # a late Stop after SessionEnd keeps the final trigger
-                episode["end_trigger"] = "session_end"
-            # Stop fires after every turn: write only what changed. The episode file whenever its
-            # content changed; the capped index.json (a 1000-entry rewrite) when the entry is new or
-            # its summary changed (tool_call_count and timestamp are refreshed at SessionEnd).
-            ep_sig = _signature(episode, ("ended_at", "timestamp"))
-            entry = index_entry(episode)
-            entry_sig = _signature(entry, ("timestamp", "tool_call_count"))
-            changed = new_episode or final or ep_sig != state.get("episode_sig")
-            if changed:
-                write_json_atomic(episode_path(episode_id, home), episode)
-                state["episode_sig"] = ep_sig
-            if new_episode or final or entry_sig != state.get("entry_sig"):
-                upsert_index_entries([entry], home)
-                state["entry_sig"] = entry_sig
-            report["episode"] = episode_id
-            report["outcome"] = episode["outcome"]
-            report["written"] = changed
-            # The recall index (SQLite) only when what it searches or shows changed; always at the end.
-            search_sig = _signature({k: episode.get(k) for k in SEARCHED}, ())
-            if new_episode or final or search_sig != state.get("search_sig"):
-                state["search_sig"] = search_sig
-            else:
-                episode = None
 
-        from sophia.hooks import stats
+def _episode_id(run: _Run) -> str | None:
+    """The session's episode id: from its state, else an earlier run's (its state rotated away), else new."""
+    episode_id: str | None = run.state.get("episode_id")
+    if episode_id or not run.buffer:
+        return episode_id
+    found = _find_episode_id(run.home, run.sid)
+    if found:
+        prior = _existing_episode(run.home, found)
+        run.state["carry"] = _carry(prior) if prior else {}
+        episode_id = found
+    else:
+        times = [t for t in (run.tstate.get("first_ts"), run.buffer[0].get("ts")) if isinstance(t, str) and t]
+        episode_id = episode_mod.episode_id(run.sid, min(times) if times else run.now)
+    run.state["episode_id"] = episode_id
+    return episode_id
 
-        stats.update_self_model(home, new_session=new_session, new_episode=new_episode, stamp=final, now=now)
-        state["session_counted"] = True
-        topics = list(episode.get("keywords") or []) if episode else []
-        if new_prompts or topics:
-            stats.update_user_model(home, stats.safe_user_id(cfg), prompts=new_prompts, topics=topics, now=now)
-        if final:
-            state["ended_at"] = now
-        _write_state(sp, state)
 
-    if episode is not None:
-        try:
-            report["index"] = index_episode(home, episode)
-        except Exception as exc:  # noqa: BLE001 - the index is derived; a rebuild repairs it
-            report["index"] = f"failed: {type(exc).__name__}: {exc}"
-            log(f"session_end: indexing {episode['id']} failed: {type(exc).__name__}: {exc}", home)
-    if final:
-        report["rotated"] = rotate_buffers(home)
-        if episode is not None:
-            from sophia.hooks import reflection
+def _update_episode(run: _Run) -> tuple[dict[str, Any] | None, bool]:
+    """Build and save the episode; (the episode when the recall index must see it, whether it is new)."""
+    episode_id = _episode_id(run)
+    if not (episode_id and run.buffer):
+        return None, False
+    from sophia.episode_store import episode_path
 
-            ids = reflection.episodes_to_reflect(home, cfg, episode)
-            if ids:
-                pid = reflection.launch(home, ids)
-                report["reflection"] = pid
-                if pid:
-                    log(f"session_end: reflection launched for {ids} (pid {pid})", home)
-    return report
+    new_episode = not episode_path(episode_id, run.home).exists()
+    episode = _build_episode(run, episode_id)
+    searchable_changed = _save_episode(run, episode, new_episode)
+    return (episode if searchable_changed else None), new_episode
+
+
+def _build_episode(run: _Run, episode_id: str) -> dict[str, Any]:
+    branch, commit = git_info(run.project) if run.project else (None, None)
+    extra: dict[str, Any] = {}
+    reason = run.text("reason")
+    if run.final and reason is not None:
+        extra["end_reason"] = reason[:40]
+    episode = episode_mod.build_episode(
+        session_id=run.sid, episode_id=episode_id, buffer=run.buffer, transcript=run.tstate, now=run.now,
+        end_trigger="session_end" if run.final else "stop_hook", last_message=run.text("last_assistant_message"),
+        project=run.project, git_branch=branch, git_commit=commit, carry=run.state.get("carry"), extra=extra,
+    )
+    if run.state.get("ended_at"):  # a late Stop after SessionEnd keeps the final trigger
+        episode["end_trigger"] = "session_end"
+    return episode
+
+
+def _save_episode(run: _Run, episode: dict[str, Any], new_episode: bool) -> bool:
+    """Write only what changed; True when what the recall index searches or shows changed.
+
+    Stop fires after every turn. The episode file is written whenever its content changed; the capped
+    index.json (a 1000-entry rewrite) when the entry is new or its summary changed (tool_call_count and
+    timestamp are refreshed at SessionEnd); the recall index (SQLite) when its fields changed. A new
+    episode and SessionEnd write all three."""
+    from sophia.episode_store import episode_path, index_entry, upsert_index_entries
+
+    state, force = run.state, new_episode or run.final
+    ep_sig = _signature(episode, ("ended_at", "timestamp"))
+    entry = index_entry(episode)
+    entry_sig = _signature(entry, ("timestamp", "tool_call_count"))
+    changed = force or ep_sig != state.get("episode_sig")
+    if changed:
+        write_json_atomic(episode_path(episode["id"], run.home), episode)
+        state["episode_sig"] = ep_sig
+    if force or entry_sig != state.get("entry_sig"):
+        upsert_index_entries([entry], run.home)
+        state["entry_sig"] = entry_sig
+    run.report.update(episode=episode["id"], outcome=episode["outcome"], written=changed)
+    search_sig = _signature({k: episode.get(k) for k in SEARCHED}, ())
+    if force or search_sig != state.get("search_sig"):
+        state["search_sig"] = search_sig
+        return True
+    return False
+
+
+def _update_models(run: _Run, cfg: dict[str, Any], new_prompts: list[str], episode: dict[str, Any] | None,
+                   new_episode: bool) -> None:
+    """The self-model's counters and the user model's prompts and topics."""
+    from sophia.hooks import stats
+
+    new_session = not run.state.get("session_counted")
+    stats.update_self_model(run.home, new_session=new_session, new_episode=new_episode, stamp=run.final,
+                            now=run.now)
+    run.state["session_counted"] = True
+    topics = list(episode.get("keywords") or []) if episode else []
+    if new_prompts or topics:
+        stats.update_user_model(run.home, stats.safe_user_id(cfg), prompts=new_prompts, topics=topics, now=run.now)
+    if run.final:
+        run.state["ended_at"] = run.now
+
+
+def _index(run: _Run, episode: dict[str, Any]) -> None:
+    try:
+        run.report["index"] = index_episode(run.home, episode)
+    except Exception as exc:  # noqa: BLE001 - the index is derived; a rebuild repairs it
+        run.report["index"] = f"failed: {type(exc).__name__}: {exc}"
+        log(f"session_end: indexing {episode['id']} failed: {type(exc).__name__}: {exc}", run.home)
+
+
+def _reflect(run: _Run, cfg: dict[str, Any], episode: dict[str, Any]) -> None:
+    """Launch the opted-in reflection, detached."""
+    from sophia.hooks import reflection
+
+    ids = reflection.episodes_to_reflect(run.home, cfg, episode)
+    if ids:
+        pid = reflection.launch(run.home, ids)
+        run.report["reflection"] = pid
+        if pid:
+            log(f"session_end: reflection launched for {ids} (pid {pid})", run.home)
 
 
 def _write_state(p: Path, state: dict[str, Any]) -> None:

@@ -1,4 +1,4 @@
-"""SessionStart: what Claude should know before the first prompt. ``python -I -S session_start.py``.
+"""SessionStart: what Claude should know before the first prompt. ``python -I -S launch.py session_start``.
 
 Prints ``{"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": ...}}``
 with, in this order and within ``context.session_start_max_tokens`` (about 4 characters a
@@ -9,12 +9,6 @@ capped episode index (1000 entries), the rules, ``memory/foresight.json``, the s
 """
 
 from __future__ import annotations
-
-if __name__ == "__main__" and not __package__:
-    import os as _os
-    import sys as _sys
-
-    _sys.path.insert(0, _os.path.dirname(_os.path.dirname(_os.path.dirname(_os.path.abspath(__file__)))))
 
 import os
 from datetime import UTC, datetime

@@ -147,7 +147,6 @@ def rebuild(home: Path | None = None, progress: Progress | None = None) -> dict[
     with locked(target, timeout=60):
         _remove_db(tmp)
         conn = connect(h, path=tmp)
-        n_items = 0
         try:
             for done, (label, items) in enumerate(iter_items(h, skipped), 1):
                 good = []
@@ -158,7 +157,7 @@ def rebuild(home: Path | None = None, progress: Progress | None = None) -> dict[
                     except ValueError as exc:
                         skipped.append(f"{label}: {exc}")
                 for i in range(0, len(good), 1000):
-                    n_items += upsert_items(conn, good[i:i + 1000])
+                    upsert_items(conn, good[i:i + 1000])
                 if progress:
                     progress(min(done, total), total, label)
             kept = _carry_vectors(target, conn)

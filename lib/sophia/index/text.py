@@ -86,10 +86,6 @@ _STEP4 = (
 )
 
 
-def _is_vowel(word: str, i: int) -> bool:
-    return word[i] in _VOWELS
-
-
 def _regions(word: str) -> tuple[int, int]:
     n = len(word)
 
@@ -131,7 +127,7 @@ def _has_vowel(s: str) -> bool:
 
 
 @lru_cache(maxsize=200_000)
-def stem(word: str) -> str:
+def stem(word: str) -> str:  # noqa: C901 - to split into named steps (issue 12)
     """Snowball English stemmer (Porter2) for one lowercased token."""
     if len(word) <= 2 or not word.isalpha():
         return word
