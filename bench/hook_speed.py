@@ -50,7 +50,7 @@ def make_home(base: Path, n_episodes: int, seed: int = 7) -> dict[str, Any]:
     from sophia import paths
     from sophia.atomic import write_json_atomic
     from sophia.episode_store import index_entry, upsert_index_entries
-    from sophia.hooks.episode import index_item
+    from sophia.kinds import episode_item
     from sophia.state import init_tree
 
     rnd = random.Random(seed)
@@ -91,14 +91,10 @@ def make_home(base: Path, n_episodes: int, seed: int = 7) -> dict[str, Any]:
         from sophia.index import db as index_db
         from sophia.index import store as index_store
 
-        try:
-            from sophia.index.rebuild import episode_item as make_item
-        except ImportError:
-            make_item = index_item
         conn = index_db.connect(home)
         try:
             for i in range(0, len(items), 500):
-                index_store.upsert_items(conn, [make_item(e) for e in items[i:i + 500]])
+                index_store.upsert_items(conn, [episode_item(e) for e in items[i:i + 500]])
             indexed = len(items)
         finally:
             conn.close()

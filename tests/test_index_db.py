@@ -132,7 +132,7 @@ def _dump(conn: sqlite3.Connection) -> dict:  # type: ignore[type-arg]
 
 
 def test_rebuild_equals_incremental(sophia_home: Path) -> None:
-    from sophia.index.rebuild import episode_item, rule_item
+    from sophia.kinds import episode_item, rule_item
 
     facts = _populate_files(sophia_home)
     conn = db.connect(sophia_home)

@@ -303,11 +303,14 @@ def test_summary_and_ids() -> None:
 
 
 def test_index_item_follows_the_contract() -> None:
+    from sophia.kinds import episode_item
+
     ep = build(buffer_lines(), tr.new_state())
-    item = ep_mod.index_item(ep)
+    item = episode_item(ep)
     assert item["id"] == ep["id"] and item["type"] == "episode" and item["project"] == "/repo"
-    assert item["event_time"] == ep["started_at"] and item["timestamp"] == ep["ended_at"]
+    assert item["event_time"] == ep["started_at"] and item["timestamp"] == ep["timestamp"]
     assert item["meta"]["outcome"] == ep["outcome"] and item["meta"]["session_id"] == SID
+    assert item["meta"]["goal_summary"] == ep["goal_summary"]
 
 
 # ------------------------------------------------------------------ project / git

@@ -184,6 +184,7 @@ class ContextConfig(Stored):
     prompt_context_enabled: bool = True
     prompt_context_max_items: int = Field(3, ge=0, le=20)
     prompt_context_min_score: float = 0.35
+    include_ingested: bool = Field(False, description="inject ingested conversations (s3 ingest) into sessions")
 
 
 class Config(Stored):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from typing import Annotated, Any
 
 import typer
@@ -68,65 +69,82 @@ def _render(s: dict[str, Any]) -> None:
         c.print(f"Already applied on {s.get('applied_at')} (digest {s['digest'][:12]}): nothing changed.")
         return
     ch = s["changes"]
-    kind = s["kind"]
-    if kind == "reflection":
-        c.print("## Reflection Complete\n")
-        eps = ch.get("episodes_analyzed") or []
-        c.print(f"### Episodes Analyzed: {len(eps)}")
-        for e in eps:
-            c.print(f"- {e['id']}: {e.get('goal_summary') or '(no goal)'} [{e.get('outcome') or 'UNKNOWN'}]")
-        _render_rules(c, ch, "Heuristics Extracted")
-        c.print("\n### Capability Updates")
-        for cu in ch.get("capability_updates") or []:
-            b, a = cu["before"]["proficiency"], cu["after"]["proficiency"]
-            c.print(f"- {cu['domain']}: proficiency {_pct(b)} → {_pct(a)} ({'+' if a >= b else ''}{_pct(a - b)})")
-        if not ch.get("capability_updates"):
-            c.print("- none")
-        c.print("\n### Knowledge Gaps Identified")
-        for g in ch.get("knowledge_gaps_added") or ["none new"]:
-            c.print(f"- {g}")
-        if ch.get("suggested_goals_added"):
-            c.print("\n### Suggested Goals")
-            for g in ch["suggested_goals_added"]:
-                c.print(f"- {g}")
-    elif kind == "consolidation":
-        c.print("## Consolidation Complete\n")
-        c.print(f"### Clusters Found: {ch.get('clusters_found', 0)}")
-        _render_rules(c, ch, "Rules Created")
-        c.print(f"\n### Episodes Consolidated: {len(ch.get('episodes_consolidated') or [])}")
-        for e in ch.get("episodes_consolidated") or []:
-            c.print(f"- {e}")
-        if ch.get("rules_decayed"):
-            c.print(f"\n### Confidence Decay: {len(ch['rules_decayed'])} rules not validated for 30+ days")
-        if ch.get("skipped_reason"):
-            c.print(f"\nSkipped: {ch['skipped_reason']}")
-    elif kind == "memory":
-        c.print(f"## Memory Use Recorded: \"{ch['query']}\"\n")
-        c.print(f"- used: {', '.join(ch['used']) or 'none'}")
-        c.print(f"- verified: {', '.join(ch['verified']) or 'none'}")
-        if ch.get("rejected"):
-            c.print(f"- rejected by verification: {', '.join(ch['rejected'])}")
-        if ch.get("unknown"):
-            c.print(f"- unknown ids (skipped): {', '.join(ch['unknown'])}")
-    elif kind == "extraction":
-        c.print("## Memories Extracted\n")
-        prof = ch.get("profile") or {}
-        rows = [("Atomic facts", ch.get("facts_added")), ("Foresight", ch.get("foresight_added")),
-                ("Causal links", ch.get("causal_added")), ("Procedures", ch.get("procedures_added")),
-                ("Profile facts (new)", prof.get("added")), ("Profile facts (confirmed)", prof.get("confirmed")),
-                ("Profile facts promoted to stable", prof.get("promoted"))]
-        for label, ids in rows:
-            c.print(f"- {label}: {len(ids or [])}")
-        c.print(f"- Links stored (both ends): {ch.get('links_added', 0)}")
-        if ch.get("scene_id"):
-            c.print(f"- Scene: {ch['scene_id']}")
-        for rec in ch.get("conflicts") or []:
-            c.print(f"- Conflict ({rec['signal']}): kept \"{rec['kept_text']}\", superseded "
-                    f"\"{rec['superseded_text']}\"")
-    else:
+    render = _RENDERERS.get(s["kind"])
+    if render is None:
         c.print(json.dumps(s, indent=2, default=str))
+    else:
+        render(c, ch)
     if ch.get("facts_now_historical"):
         c.print(f"\n{len(ch['facts_now_historical'])} prospective facts are now historical (their time passed).")
+
+
+def _render_reflection(c: Any, ch: dict[str, Any]) -> None:
+    c.print("## Reflection Complete\n")
+    eps = ch.get("episodes_analyzed") or []
+    c.print(f"### Episodes Analyzed: {len(eps)}")
+    for e in eps:
+        c.print(f"- {e['id']}: {e.get('goal_summary') or '(no goal)'} [{e.get('outcome') or 'UNKNOWN'}]")
+    _render_rules(c, ch, "Heuristics Extracted")
+    c.print("\n### Capability Updates")
+    for cu in ch.get("capability_updates") or []:
+        b, a = cu["before"]["proficiency"], cu["after"]["proficiency"]
+        c.print(f"- {cu['domain']}: proficiency {_pct(b)} → {_pct(a)} ({'+' if a >= b else ''}{_pct(a - b)})")
+    if not ch.get("capability_updates"):
+        c.print("- none")
+    c.print("\n### Knowledge Gaps Identified")
+    for g in ch.get("knowledge_gaps_added") or ["none new"]:
+        c.print(f"- {g}")
+    if ch.get("suggested_goals_added"):
+        c.print("\n### Suggested Goals")
+        for g in ch["suggested_goals_added"]:
+            c.print(f"- {g}")
+
+
+def _render_consolidation(c: Any, ch: dict[str, Any]) -> None:
+    c.print("## Consolidation Complete\n")
+    c.print(f"### Clusters Found: {ch.get('clusters_found', 0)}")
+    _render_rules(c, ch, "Rules Created")
+    c.print(f"\n### Episodes Consolidated: {len(ch.get('episodes_consolidated') or [])}")
+    for e in ch.get("episodes_consolidated") or []:
+        c.print(f"- {e}")
+    if ch.get("rules_decayed"):
+        c.print(f"\n### Confidence Decay: {len(ch['rules_decayed'])} rules not validated for 30+ days")
+    if ch.get("skipped_reason"):
+        c.print(f"\nSkipped: {ch['skipped_reason']}")
+
+
+def _render_memory(c: Any, ch: dict[str, Any]) -> None:
+    c.print(f"## Memory Use Recorded: \"{ch['query']}\"\n")
+    c.print(f"- used: {', '.join(ch['used']) or 'none'}")
+    c.print(f"- verified: {', '.join(ch['verified']) or 'none'}")
+    if ch.get("rejected"):
+        c.print(f"- rejected by verification: {', '.join(ch['rejected'])}")
+    if ch.get("unknown"):
+        c.print(f"- unknown ids (skipped): {', '.join(ch['unknown'])}")
+
+
+def _render_extraction(c: Any, ch: dict[str, Any]) -> None:
+    from ..kinds import extracted
+
+    c.print("## Memories Extracted\n")
+    prof = ch.get("profile") or {}
+    rows = [(k.label or k.plural, ch.get(k.added_key)) for k in extracted()]
+    rows += [("Profile facts (new)", prof.get("added")), ("Profile facts (confirmed)", prof.get("confirmed")),
+             ("Profile facts promoted to stable", prof.get("promoted"))]
+    for label, ids in rows:
+        c.print(f"- {label}: {len(ids or [])}")
+    c.print(f"- Links stored (both ends): {ch.get('links_added', 0)}")
+    if ch.get("scene_id"):
+        c.print(f"- Scene: {ch['scene_id']}")
+    for rec in ch.get("conflicts") or []:
+        c.print(f"- Conflict ({rec['signal']}): kept \"{rec['kept_text']}\", superseded "
+                f"\"{rec['superseded_text']}\"")
+
+
+_RENDERERS: dict[str, Callable[[Any, dict[str, Any]], None]] = {
+    "reflection": _render_reflection, "consolidation": _render_consolidation, "memory": _render_memory,
+    "extraction": _render_extraction,
+}
 
 
 def _render_rules(c: Any, ch: dict[str, Any], title: str) -> None:

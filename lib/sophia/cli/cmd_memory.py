@@ -6,12 +6,10 @@ from typing import Annotated
 
 import typer
 
+from .. import kinds
 from .app import app
 from .cmd_core import JsonOpt
 from .output import console, emit_json, fail
-
-LIST_KINDS = ("rules", "episodes", "foresight", "facts", "profile", "scenes", "gaps", "causal", "procedures",
-              "memcells", "conflicts")
 
 
 @app.command()
@@ -43,47 +41,59 @@ def learn(
 
 @app.command(name="list")
 def list_cmd(
-    kind: Annotated[str, typer.Argument(help=" | ".join(LIST_KINDS))],
+    kind: Annotated[str, typer.Argument(help=" | ".join(kinds.list_words()))],
     json_out: JsonOpt = False,
 ) -> None:
     """List stored memories of one kind (JSON: an array of the stored objects)."""
     from ..memory.manage import list_kind
 
-    if kind not in LIST_KINDS:
-        fail(f"unknown kind {kind!r}", code=2, hint=f"one of: {', '.join(LIST_KINDS)}")
+    if kind not in kinds.list_words():
+        fail(f"unknown kind {kind!r}", code=2, hint=f"one of: {', '.join(kinds.list_words())}")
     items = list_kind(kind)
     if json_out:
         emit_json(items)
         return
     c = console()
     c.print(f"## {kind.capitalize()}: {len(items)}\n")
+    k = kinds.by_plural(kind)
     for it in items:
-        if isinstance(it, str):
-            c.print(f"- {it}")
-        elif kind == "rules":
-            c.print(f"- {it.get('id')} [{it.get('trigger_concept')}] {it.get('rule_content')} "
-                    f"(confidence {float(it.get('confidence') or 0):.2f})")
-        elif kind == "episodes":
-            c.print(f"- {it.get('id')} [{it.get('outcome')}] {it.get('goal_summary') or '(no goal)'}"
-                    + (" (consolidated)" if it.get("consolidated") else ""))
-        elif kind == "conflicts":
-            c.print(f"- {it.get('superseded_id')} superseded by {it.get('kept_id')} ({it.get('signal')})")
-        else:
-            window = ""
-            if it.get("valid_from") or it.get("valid_until"):
-                window = f" (valid {it.get('valid_from') or '...'} to {it.get('valid_until') or '...'})"
-            when = f" @{it['event_time']}" if it.get("event_time") else ""
-            c.print(f"- {it.get('id')} {it.get('text')}{when}{window}")
+        c.print(_other_line(kind, it) if k is None or not isinstance(it, dict) else k.line(it))
+
+
+def _other_line(kind: str, it: object) -> str:
+    if kind == "conflicts" and isinstance(it, dict):
+        return f"- {it.get('superseded_id')} superseded by {it.get('kept_id')} ({it.get('signal')})"
+    if kind == "sources" and isinstance(it, dict):
+        span = f" {str(it.get('first') or '')[:10]}..{str(it.get('last') or '')[:10]}" if it.get("first") else ""
+        projects = f" [{', '.join(it['projects'])}]" if it.get("projects") else ""
+        return f"- {it.get('source')}: {it.get('turns')} turns, {it.get('memcells')} MemCells{span}{projects}"
+    return f"- {it}"
 
 
 @app.command()
 def forget(
-    memory_id: Annotated[str, typer.Argument(metavar="ID", help="rule_..., ep_..., fact_..., fs_..., prof_...")],
+    memory_id: Annotated[str | None, typer.Argument(
+        metavar="ID", help="any id `s3 recall` or `s3 list` shows: "
+        + ", ".join(f"{k.prefix}..." for k in kinds.KINDS.values()) + ", mc:SOURCE:N")] = None,
+    source: Annotated[str | None, typer.Option(
+        "--source", help="forget a whole ingested conversation (see `s3 list sources`)")] = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Remove one memory from its file and from the index (episodes too); says what it removed."""
+    """Remove one memory, or a whole ingested conversation, from its file and from the index."""
     from ..memory.manage import forget as do_forget
+    from ..memory.manage import forget_source
 
+    if (memory_id is None) == (source is None):
+        fail("give either an ID or --source NAME", code=2, hint="see `s3 forget --help`")
+    if source is not None:
+        gone = forget_source(source)
+        if json_out:
+            emit_json(gone)
+            return
+        typer.echo(f"Forgot source {gone['source']}: {gone['turns_removed']} turns "
+                   f"({gone['index_rows_removed']} index rows)")
+        return
+    assert memory_id is not None
     out = do_forget(memory_id)
     if json_out:
         emit_json(out)

@@ -12,6 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
+from ..kinds import type_help
 from .app import app
 from .output import emit_json, fail
 
@@ -23,8 +24,7 @@ def recall(
     query: Annotated[str | None, typer.Argument(help="What to search for (words; FTS syntax is not needed).")] = None,
     limit: Annotated[int, typer.Option("--limit", "-n", help="How many results (1-1000).")] = 10,
     type_: Annotated[list[str] | None, typer.Option(
-        "--type", "-t", help="Only these item types (repeatable): episode, rule, fact, foresight, profile, "
-                             "scene, turn, memcell, procedure, causal.")] = None,
+        "--type", "-t", help=f"Only these item types (repeatable): {type_help()}.")] = None,
     project: Annotated[str | None, typer.Option(
         "--project", help="Only items of this project, plus global ones (project null).")] = None,
     as_of: Annotated[str | None, typer.Option(

@@ -46,14 +46,15 @@ def run_recall(query: str | None, *, limit: int = 10, types: list[str] | None = 
     pending = None
     if queries is None and query and 1 <= limit <= 1000 and len(query) <= 4000:
         pending = semantic.start(query, max(semantic.SEMANTIC_K, limit), home, types)
-    from ..index.db import ITEM_TYPES, connect_for_read
+    from ..index.db import connect_for_read
     from ..index.search import DEFAULT_KNOBS, QueryError, check_query, parse_as_of, search
+    from ..kinds import item_types
 
     out = out or sys.stdout
     if types:
-        bad = [t for t in types if t not in ITEM_TYPES]
+        bad = [t for t in types if t not in item_types()]
         if bad:
-            return _err(f"unknown --type {', '.join(bad)} (one of {', '.join(sorted(ITEM_TYPES))})")
+            return _err(f"unknown --type {', '.join(bad)} (one of {', '.join(sorted(item_types()))})")
     if limit < 1 or limit > 1000:
         return _err("--limit must be between 1 and 1000")
     if queries is None and query is None:

@@ -148,8 +148,7 @@ class _ServiceSearch:
 
 
 def service_semantic(timeout: float = 5.0, wait: float = 900.0) -> SemanticFn:
-    """A ``semantic`` argument for :func:`run` backed by ``sophia.embed`` (raises ImportError without it)."""
-    from ..embed import client  # noqa: F401 - fails here, not in the first sample, without it
+    """A ``semantic`` argument for :func:`run` backed by the embedding service (``sophia.embed``)."""
 
     def factory(sample_id: str, turns: list[dict[str, Any]], home: Path) -> Callable[[str, int], list[tuple[str, float]]]:
         return _ServiceSearch(home, timeout, wait)

@@ -246,39 +246,3 @@ def build_episode(
     if extra:
         ep.update(extra)
     return ep
-
-
-def index_item(ep: dict[str, Any]) -> dict[str, Any]:
-    """The recall index item for an episode (memory index contract)."""
-    parts = [ep.get("goal_summary") or "", ep.get("goal") or ""]
-    if ep.get("keywords"):
-        parts.append("keywords: " + ", ".join(ep["keywords"]))
-    if ep.get("files_touched"):
-        parts.append("files: " + ", ".join(f.rsplit("/", 1)[-1] for f in ep["files_touched"][:20]))
-    if ep.get("errors"):
-        parts.append("errors: " + "; ".join(ep["errors"][:5]))
-    parts.append(f"outcome: {ep.get('outcome')}")
-    if ep.get("last_message"):
-        parts.append(str(ep["last_message"])[:500])
-    text = "\n".join(p for p in parts if p)
-    return {
-        "id": ep["id"],
-        "type": "episode",
-        "text": text,
-        "project": ep.get("project"),
-        "timestamp": ep.get("ended_at"),
-        "event_time": ep.get("started_at"),
-        "source_ids": [f"session:{ep.get('session_id')}"],
-        "valid_from": None,
-        "valid_until": None,
-        "temporality": "historical",
-        "links": [],
-        "meta": {
-            "outcome": ep.get("outcome"),
-            "trivial": ep.get("trivial"),
-            "tool_call_count": ep.get("tool_call_count"),
-            "session_id": ep.get("session_id"),
-            "git_branch": ep.get("git_branch"),
-            "goal_summary": ep.get("goal_summary"),
-        },
-    }

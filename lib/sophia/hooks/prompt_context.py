@@ -5,17 +5,18 @@ its database is missing, falls back to keyword overlap over the episode index an
 semantic rules. Keeps an item only if its score reaches ``context.prompt_context_min_score``
 AND it shares a content word with the prompt; at most ``context.prompt_context_max_items``.
 Project scoping: episodes (and other episodic kinds) of another project are never shown;
-items of the current project come first; rules, profile facts and creed are global. The
+items of the current project come first; rules, profile facts and creed are global. Ingested
+conversations (``s3 ingest``: benchmark data, other people's chats) are not shown unless
+``context.include_ingested`` is true (the registry's ``injected`` flag, :mod:`sophia.kinds`). The
 current session's own episode is skipped. Prints NOTHING when nothing is relevant.
 """
 
 from __future__ import annotations
 
-import importlib
 import os
 from pathlib import Path
 
-from sophia import paths
+from sophia import kinds, paths
 from sophia.hooks.context import HOOK_TEXT_CAP, one_line, overlap, read_json_quiet, stems
 from sophia.hooks.project import project_of
 from sophia.hooks.runtime import emit_context, load_config, log, read_payload, run
@@ -24,7 +25,7 @@ TYPE_CHECKING = False  # typing costs a few ms to import: annotations only
 if TYPE_CHECKING:
     from typing import Any
 
-EPISODIC = frozenset({"episode", "scene", "turn", "memcell"})
+EPISODIC = kinds.scoped_types()
 MIN_PROMPT_CHARS = 8
 QUERY_CHARS = 1000
 
@@ -65,18 +66,26 @@ def fallback_recall(home: Path, query: str, limit: int, project: str | None = No
     return out[:limit]
 
 
-def recall_items(home: Path, query: str, project: str | None, limit: int) -> tuple[list[dict[str, Any]], str]:
+def recall_items(home: Path, query: str, project: str | None, limit: int,
+                 types: list[str] | None = None) -> tuple[list[dict[str, Any]], str]:
+    """``types``: only these kinds (None: all). Ingested conversations are left out by the caller
+    unless ``context.include_ingested`` is on."""
     if paths.index_db_path(home).is_file():
         try:
-            search = importlib.import_module("sophia.index.search")
-        except ImportError:
-            search = None
-        if search is not None:
-            try:
-                return list(search.recall(query, limit=limit, project=project, home=home)), "index"
-            except Exception as exc:  # noqa: BLE001 - recall must not break the prompt
-                log(f"prompt_context: recall failed, keyword fallback: {type(exc).__name__}: {exc}", home)
+            from sophia.index import search
+
+            return list(search.recall(query, limit=limit, types=types, project=project, home=home)), "index"
+        except Exception as exc:  # noqa: BLE001 - recall must not break the prompt
+            log(f"prompt_context: recall failed, keyword fallback: {type(exc).__name__}: {exc}", home)
     return fallback_recall(home, query, limit, project), "fallback"
+
+
+def context_types(ctx: dict[str, Any]) -> list[str] | None:
+    """The kinds a coding session is shown: the registry's injected ones, plus ingested
+    conversations (``s3 ingest``) only when the user opted in with ``context.include_ingested``."""
+    if ctx.get("include_ingested") is True:
+        return None
+    return kinds.injected_types()
 
 
 def _session_of(item: dict[str, Any]) -> str | None:
@@ -149,7 +158,7 @@ def main() -> None:
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else os.environ.get("CLAUDE_PROJECT_DIR")
     project = project_of(cwd)
     query = prompt.strip()[:QUERY_CHARS]
-    items, _source = recall_items(home, query, project, max_items * 4)
+    items, _source = recall_items(home, query, project, max_items * 4, context_types(ctx))
     sid = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
     chosen = select(items, query, project=project, session_id=sid, min_score=min_score, max_items=max_items)
     if chosen:

@@ -11,7 +11,6 @@ offset, episode id, what was already counted).
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import re
@@ -99,19 +98,13 @@ def _find_episode_id(home: Path, sid: str) -> str | None:
 
 
 def index_episode(home: Path, ep: dict[str, Any]) -> str:
-    """Upsert the episode into the recall index when the index package is there."""
+    """Upsert the episode into the recall index: the same item a rebuild makes from the file."""
+    from sophia.index import db, store  # lazily: only when the episode changed
+    from sophia.kinds import episode_item
+
+    conn = db.connect(home)
     try:
-        index_db = importlib.import_module("sophia.index.db")
-        index_store = importlib.import_module("sophia.index.store")
-    except ImportError:
-        return "index not installed"
-    try:  # the same item a rebuild makes from the file, when the index package says how
-        item = importlib.import_module("sophia.index.rebuild").episode_item(ep)
-    except (ImportError, AttributeError):
-        item = episode_mod.index_item(ep)
-    conn = index_db.connect(home)
-    try:
-        index_store.upsert_items(conn, [item])
+        store.upsert_items(conn, [episode_item(ep)])
     finally:
         conn.close()
     return "indexed"

@@ -19,8 +19,6 @@ from pathlib import Path
 from .. import paths
 
 BUSY_TIMEOUT_MS = 5000
-ITEM_TYPES = frozenset(
-    ("episode", "rule", "fact", "foresight", "profile", "scene", "turn", "memcell", "procedure", "causal"))
 
 
 def m001_items(conn: sqlite3.Connection) -> None:

@@ -19,46 +19,11 @@ from typing import Any
 from .. import paths
 from ..atomic import read_json
 from ..errors import StateFileError
+from ..kinds import episode_item, rule_item
 from ..locking import locked
 from .conversations import conversation_files, read_conversation
 
 Progress = Callable[[int, int, str], None]
-
-
-def episode_item(ep: dict[str, Any]) -> dict[str, Any]:
-    """An episode file -> its index item (seed 12.4 fields in ``meta``)."""
-    heur = [str(h) for h in ep.get("heuristics") or []]
-    kws = [str(k) for k in ep.get("keywords") or []]
-    parts = [ep.get("goal_summary") or "", ep.get("goal") or ""]
-    if ep.get("error_analysis"):
-        parts.append(str(ep["error_analysis"]))
-    if heur:
-        parts.append("Heuristics: " + "; ".join(heur))
-    if kws:
-        parts.append("Keywords: " + ", ".join(kws))
-    if ep.get("errors"):
-        parts.append("Errors: " + "; ".join(str(e) for e in ep["errors"][:5]))
-    text = "\n".join(p for p in parts if p).strip() or str(ep.get("id"))
-    src = [str(a["id"]) for a in ep.get("actions") or [] if isinstance(a, dict) and a.get("id")]
-    return {
-        "id": str(ep["id"]), "type": "episode", "text": text, "project": ep.get("project"),
-        "timestamp": ep.get("timestamp") or ep.get("ended_at") or ep.get("started_at"),
-        "event_time": ep.get("started_at"), "source_ids": src, "links": ep.get("links") or [],
-        "meta": {"outcome": ep.get("outcome"), "heuristics": heur, "heuristics_count": len(heur),
-                 "trivial": bool(ep.get("trivial")), "consolidated": bool(ep.get("consolidated")),
-                 "keywords": kws, "session_id": ep.get("session_id"), "git_branch": ep.get("git_branch")},
-    }
-
-
-def rule_item(rule: dict[str, Any]) -> dict[str, Any]:
-    text = f"{rule.get('trigger_concept', '')}: {rule.get('rule_content', '')}".strip(": ")
-    return {
-        "id": str(rule["id"]), "type": "rule", "text": text, "project": rule.get("project"),
-        "timestamp": rule.get("created_at"), "source_ids": [str(s) for s in rule.get("source_episodes") or []],
-        "links": rule.get("links") or [],
-        "meta": {"confidence": rule.get("confidence"), "source": rule.get("source"),
-                 "validation_count": rule.get("validation_count"), "last_validated": rule.get("last_validated")},
-    }
 
 
 def _episode_files(home: Path) -> list[Path]:

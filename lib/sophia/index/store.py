@@ -14,14 +14,10 @@ import sqlite3
 from collections.abc import Iterable
 from typing import Any
 
+from .. import kinds
 from ..timeutil import iso, parse
-from .db import ITEM_TYPES
 from .text import analyze
 
-ITEM_KEYS = (
-    "id", "type", "text", "project", "timestamp", "event_time", "source_ids", "valid_from", "valid_until",
-    "temporality", "scene_id", "memcell_id", "links", "meta",
-)
 _CHUNK = 400
 
 
@@ -60,8 +56,8 @@ def normalize(item: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(iid, str) or not iid.strip():
         raise ValueError("an item needs a non-empty string 'id'")
     typ = item.get("type")
-    if typ not in ITEM_TYPES:
-        raise ValueError(f"item {iid}: unknown type {typ!r} (one of {', '.join(sorted(ITEM_TYPES))})")
+    if not isinstance(typ, str) or kinds.get(typ) is None:
+        raise ValueError(f"item {iid}: unknown type {typ!r} (one of {', '.join(sorted(kinds.item_types()))})")
     text = item.get("text")
     if not isinstance(text, str):
         raise ValueError(f"item {iid}: 'text' must be a string")
@@ -221,3 +217,8 @@ def delete_items(conn: sqlite3.Connection, ids: Iterable[str]) -> int:
 
 def all_ids(conn: sqlite3.Connection) -> set[str]:
     return {r[0] for r in conn.execute("SELECT id FROM items")}
+
+
+def source_ids(conn: sqlite3.Connection, source: str) -> list[str]:
+    """Ids of the ingested turns of one conversation (``source``), as the index holds them."""
+    return [r[0] for r in conn.execute("SELECT id FROM items WHERE type = 'turn' AND source = ?", (source,))]

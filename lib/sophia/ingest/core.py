@@ -25,6 +25,34 @@ from .memcell import Boundaries, segment
 Progress = Callable[[int, int, str], None]
 
 
+def _write_conversation(path: Path, items: list[dict[str, Any]]) -> None:
+    data = "".join(json.dumps(it, ensure_ascii=False) + "\n" for it in items).encode("utf-8")
+    write_bytes_atomic(path, data)
+
+
+def conversation_files(home: Path | None = None) -> list[Path]:
+    d = conversations_dir(home)
+    return sorted(d.glob("*.jsonl")) if d.is_dir() else []
+
+
+def drop_turns(source: str, drop: Callable[[dict[str, Any]], bool], home: Path | None = None) -> list[dict[str, Any]]:
+    """Remove the turns ``drop`` selects from a kept conversation (under its lock); return them.
+    The last turn gone removes the file."""
+    path = conversation_path(source, home)
+    if not path.exists():
+        return []
+    with locked(path):
+        items = read_conversation(path)
+        gone = [it for it in items if drop(it)]
+        if gone:
+            kept = [it for it in items if not drop(it)]
+            if kept:
+                _write_conversation(path, kept)
+            else:
+                path.unlink(missing_ok=True)
+    return gone
+
+
 def turn_items(source: str, turns: list[Turn], cfg: Boundaries = Boundaries()) -> list[dict[str, Any]]:
     """Turn records (in conversation order) -> turn items with seq and MemCell ids."""
     from ..index.text import analyze
@@ -98,8 +126,7 @@ def ingest_conversations(convs: Iterable[tuple[str, list[Turn]]], *, home: Path 
             with locked(path):
                 merged = _merge(read_conversation(path), turns)
                 items = turn_items(source, merged)
-                data = "".join(json.dumps(it, ensure_ascii=False) + "\n" for it in items).encode("utf-8")
-                write_bytes_atomic(path, data)
+                _write_conversation(path, items)
             changed = 0
             for i in range(0, len(items), 500):
                 changed += upsert_items(conn, items[i:i + 500])

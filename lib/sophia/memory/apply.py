@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from .. import paths
+from .. import kinds, paths
 from ..atomic import append_line, read_json
 from ..contracts import (
     ConsolidationResult,
@@ -79,11 +79,8 @@ def apply_result(kind: str, data: Any, home: Path | None = None, at: datetime | 
 
 
 def _apply_guardian(result: dict[str, Any]) -> dict[str, Any]:
-    try:
-        from ..guardian.audit import apply_guardian
-    except ImportError:
-        raise ApplyError("guardian results cannot be applied: the guardian module (sophia.guardian.audit) "
-                         "is not available in this install") from None
+    from ..guardian.audit import apply_guardian
+
     out = apply_guardian(result)
     return {"kind": "guardian", "already_applied": False, "changes": out if isinstance(out, dict) else {}}
 
@@ -381,6 +378,20 @@ def apply_memory(r: MemoryResult, dg: str, home: Path, at: datetime) -> dict[str
         if obj["id"] in verified:
             target["verified_count"] = int(target.get("verified_count") or 0) + 1
 
+    indexing.upsert(_touch(used, bump, home), home)
+    entry = {"at": stamp, "digest": dg, "query": r.query, "used": [m.id for m in r.matches if m.id not in unknown],
+             "verified": sorted(verified), "rejected": r.rejected, "rounds": r.rounds,
+             "rewritten_queries": r.rewritten_queries, "sufficient": r.sufficient, "search_method": r.search_method}
+    import json
+
+    append_line(paths.memory_dir(home) / "retrievals.jsonl", json.dumps(entry, ensure_ascii=False))
+    return {"query": r.query, "used": entry["used"], "verified": entry["verified"], "unknown": unknown,
+            "rejected": r.rejected}
+
+
+def _touch(used: dict[str, list[str]], bump: Callable[[dict[str, Any], dict[str, Any]], None],
+           home: Path) -> list[dict[str, Any]]:
+    """Apply ``bump(obj, counters)`` to each used memory in its store; return their index items."""
     touched: list[dict[str, Any]] = []
     for store, ids in used.items():
         if store == "rules":
@@ -391,8 +402,7 @@ def apply_memory(r: MemoryResult, dg: str, home: Path, at: datetime) -> dict[str
                         touched.append(indexing.rule_item(rule))
         elif store == "episode":
             for eid in ids:
-                p = episode_path(eid, home)
-                with locked(p):
+                with locked(episode_path(eid, home)):
                     ep = _load_episode(eid, home)
                     if ep is not None:
                         bump(ep, ep)
@@ -404,157 +414,144 @@ def apply_memory(r: MemoryResult, dg: str, home: Path, at: datetime) -> dict[str
                     if item["id"] in ids:
                         bump(item, item.setdefault("meta", {}))
                         touched.append(item)
-    indexing.upsert(touched, home)
-    entry = {"at": stamp, "digest": dg, "query": r.query, "used": [m.id for m in r.matches if m.id not in unknown],
-             "verified": sorted(verified), "rejected": r.rejected, "rounds": r.rounds,
-             "rewritten_queries": r.rewritten_queries, "sufficient": r.sufficient, "search_method": r.search_method}
-    import json
-
-    append_line(paths.memory_dir(home) / "retrievals.jsonl", json.dumps(entry, ensure_ascii=False))
-    return {"query": r.query, "used": entry["used"], "verified": entry["verified"], "unknown": unknown,
-            "rejected": r.rejected}
+    return touched
 
 
 # ---------------------------------------------------------------- extraction (EverMemOS, SHEEP, P2)
+# Named steps: check -> build every item (nothing written) -> check links -> scene -> write -> index.
+# The kinds built one per contract entry come from the registry (sophia.kinds.extracted()).
 
-_LOCAL_REFS = ("atomic_facts", "foresight", "profile", "causal", "procedures")
+
+class _Extraction:
+    """One extraction being applied: the result, its time and the items built from it."""
+
+    def __init__(self, r: ExtractionResult, home: Path, at: datetime) -> None:
+        self.r, self.home = r, home
+        self.observed = parse(r.observed_at) or at
+        self.stamp = iso(self.observed)
+        self.base = {"project": r.project, "timestamp": self.stamp,
+                     "source_ids": [r.episode_id] if r.episode_id else []}
+        self.narrative = " ".join(x for x in (r.subject, r.summary, r.episode) if x).strip()
+        self.memcell: dict[str, Any] | None = None
+        self.built: dict[str, list[dict[str, Any]]] = {}  # kind name -> new items
+        self.local: dict[str, dict[str, Any]] = {}  # contract path ("atomic_facts.0") -> item
+        self.written: list[dict[str, Any]] = []
+        self.records: list[dict[str, Any]] = []
+
+    @property
+    def mc_id(self) -> str | None:
+        return self.memcell["id"] if self.memcell else None
+
+    def maker(self, kind: kinds.Kind) -> kinds.Maker:
+        def new(parts: tuple[Any, ...], text: str, **kw: Any) -> dict[str, Any]:
+            return make_item(content_id(kind.prefix, *parts), kind.name, text, memcell_id=self.mc_id,
+                             **self.base, **kw)
+
+        return kinds.Maker(kind, new, self.observed, self.r.episode_id)
 
 
-def _end_of(f: Any) -> str | None:
-    if f.end_time:
-        return iso(parse(f.end_time))
-    if f.duration_days is not None:
-        start = parse(f.start_time)
-        return iso(start + timedelta(days=f.duration_days)) if start else None
-    return None
+def _build_memcell(x: _Extraction) -> None:
+    """The narrative (subject, summary, episode) as one MemCell; links may call it ``episode``."""
+    if not x.narrative:
+        return
+    r = x.r
+    x.memcell = make_item(content_id("mc_", x.narrative, r.episode_id or ""), "memcell", x.narrative,
+                          meta={"subject": r.subject, "summary": r.summary, "parent_episode_id": r.episode_id},
+                          **x.base)
+    x.memcell["_store"] = "memcells"
+    x.local["episode"] = x.local["memcell"] = x.memcell
+
+
+def _build_items(x: _Extraction) -> None:
+    """One item per entry of each registered kind's contract field."""
+    for kind in kinds.extracted():
+        assert kind.build is not None and kind.contract_field
+        m = x.maker(kind)
+        items = x.built.setdefault(kind.name, [])
+        for i, entry in enumerate(getattr(x.r, kind.contract_field, None) or []):
+            item = kind.build(entry, m)
+            item["_store"] = kind.plural
+            x.local[f"{kind.contract_field}.{i}"] = item
+            items.append(item)
+    for i, pf in enumerate(x.r.profile):  # profile facts are merged by _apply_profile
+        x.local[f"profile.{i}"] = {"id": content_id("prof_", pf.fact), "_store": "profile"}
+
+
+def _assign_scene(x: _Extraction) -> str | None:
+    """Online clustering: the extraction joins (or starts) one scene."""
+    r = x.r
+    facts = x.built.get("fact") or []
+    scene_text = x.narrative or " ".join(f.fact for f in r.atomic_facts) or " ".join(p.fact for p in r.profile)
+    if not scene_text:
+        return None
+    member = x.mc_id or (facts[0]["id"] if facts else content_id("mc_", scene_text))
+    vecs = scenes.embed([scene_text], x.home)
+    with update_items("scenes", x.home) as sc:
+        scene = scenes.assign(sc, member, scene_text, x.observed, vecs[0] if vecs else None)
+    indexing.upsert([scene], x.home)
+    for it in [x.memcell, *(i for items in x.built.values() for i in items)]:
+        if it is not None:
+            it["scene_id"] = scene["id"]
+    return str(scene["id"])
+
+
+def _store_new(x: _Extraction, stem: str, new_items: list[dict[str, Any]], detect: bool = False) -> list[str]:
+    """Add the items not yet in ``memory/<stem>.json`` (a known id gains the new sources)."""
+    ids: list[str] = []
+    with update_items(stem, x.home) as items:
+        by_id = {i["id"]: i for i in items}
+        for new in new_items:
+            clean = {k: v for k, v in new.items() if k != "_store"}
+            if clean["id"] in by_id:
+                old = by_id[clean["id"]]
+                old["source_ids"] = sorted(set(old.get("source_ids") or []) | set(clean["source_ids"]))
+                continue
+            if detect:
+                x.records.extend(conflicts.detect_and_resolve(clean, items))
+            items.append(clean)
+            by_id[clean["id"]] = clean
+            ids.append(clean["id"])
+        x.written.extend(i for i in items if i["id"] in ids or (i.get("meta") or {}).get("superseded_by") in ids)
+    return ids
+
+
+def _update_source_episode(x: _Extraction) -> None:
+    r = x.r
+    if not r.episode_id:
+        return
+    fields: dict[str, Any] = {}
+    if r.episode:
+        fields["narrative"] = r.episode
+    if x.mc_id:
+        fields["memcell_id"] = x.mc_id
+    if fields:
+        ep = _update_episode(r.episode_id, x.home, **fields)
+        if ep:
+            indexing.upsert([indexing.episode_item(ep)], x.home)
 
 
 def apply_extraction(r: ExtractionResult, dg: str, home: Path, at: datetime) -> dict[str, Any]:
-    observed = parse(r.observed_at) or at
-    stamp = iso(observed)
     if r.episode_id and _load_episode(r.episode_id, home) is None:
         raise ContractError("episode_id", f"unknown episode {r.episode_id!r}")
-    src = [r.episode_id] if r.episode_id else []
-    base = {"project": r.project, "timestamp": stamp, "source_ids": src}
-
-    # ---- build every item first (nothing written yet)
-    local: dict[str, dict[str, Any]] = {}
-    memcell = None
-    narrative = " ".join(x for x in (r.subject, r.summary, r.episode) if x).strip()
-    if narrative:
-        memcell = make_item(content_id("mc_", narrative, r.episode_id or ""), "memcell", narrative,
-                            meta={"subject": r.subject, "summary": r.summary, "parent_episode_id": r.episode_id},
-                            **base)
-        memcell["_store"] = "memcells"
-        local["episode"] = local["memcell"] = memcell
-    mc_id = memcell["id"] if memcell else None
-    facts = []
-    for i, f in enumerate(r.atomic_facts):
-        et = parse(f.event_time)
-        temporality = f.temporality or (None if et is None else ("prospective" if et > observed else "historical"))
-        item = make_item(content_id("fact_", f.fact, iso(et) if et else ""), "fact", f.fact,
-                         event_time=iso(et) if et else None, temporality=temporality, memcell_id=mc_id,
-                         meta={"parent_episode_id": r.episode_id}, **base)
-        item["_store"] = "facts"
-        local[f"atomic_facts.{i}"] = item
-        facts.append(item)
-    foresight = []
-    for i, fs in enumerate(r.foresight):
-        start = iso(parse(fs.start_time))
-        item = make_item(content_id("fs_", fs.description, start), "foresight", fs.description,
-                         event_time=start, valid_from=start, valid_until=_end_of(fs), temporality="prospective",
-                         memcell_id=mc_id,
-                         meta={"evidence": fs.evidence, "duration_days": fs.duration_days,
-                               "confidence": fs.confidence, "parent_episode_id": r.episode_id}, **base)
-        item["_store"] = "foresight"
-        local[f"foresight.{i}"] = item
-        foresight.append(item)
-    causal = []
-    for i, c in enumerate(r.causal):
-        text = f"{c.cause} -> {c.effect}" + (f" (mechanism: {c.mechanism})" if c.mechanism else "")
-        item = make_item(content_id("causal_", c.cause, c.effect), "causal", text, memcell_id=mc_id,
-                         meta={"cause": c.cause, "effect": c.effect, "mechanism": c.mechanism,
-                               "confidence": c.confidence}, **base)
-        item["_store"] = "causal"
-        local[f"causal.{i}"] = item
-        causal.append(item)
-    procs = []
-    for i, p in enumerate(r.procedures):
-        item = make_item(content_id("proc_", p.name, " -> ".join(p.steps)), "procedure",
-                         f"{p.name}: {' -> '.join(p.steps)}", memcell_id=mc_id,
-                         meta={"name": p.name, "procedure_steps": list(p.steps), "category": "workflow"}, **base)
-        item["_store"] = "procedures"
-        local[f"procedures.{i}"] = item
-        procs.append(item)
-    prof_ids = []
-    for i, pf in enumerate(r.profile):
-        pid = content_id("prof_", pf.fact)
-        local[f"profile.{i}"] = {"id": pid, "_store": "profile"}
-        prof_ids.append(pid)
-    resolved = _check_links(r.links, _resolver(home, local))
-
-    # ---- scene (online clustering) for this extraction
+    x = _Extraction(r, home, at)
+    _build_memcell(x)
+    _build_items(x)
+    resolved = _check_links(r.links, _resolver(home, x.local))  # last check: nothing written before it
     changes: dict[str, Any] = {}
-    scene_text = narrative or " ".join(f.fact for f in r.atomic_facts) or " ".join(p.fact for p in r.profile)
-    scene_id = None
-    if scene_text:
-        member = mc_id or (facts[0]["id"] if facts else content_id("mc_", scene_text))
-        vecs = scenes.embed([scene_text], home)
-        with update_items("scenes", home) as sc:
-            scene = scenes.assign(sc, member, scene_text, observed, vecs[0] if vecs else None)
-            scene_id = scene["id"]
-            scene_item = scene
-        indexing.upsert([scene_item], home)
+    scene_id = _assign_scene(x)
+    if scene_id:
         changes["scene_id"] = scene_id
-    for it in [memcell, *facts, *foresight, *causal, *procs]:
-        if it is not None:
-            it["scene_id"] = scene_id
-
-    # ---- write
-    written: list[dict[str, Any]] = []
-    records: list[dict[str, Any]] = []
-
-    def upsert_into(stem: str, new_items: list[dict[str, Any]], detect: bool = False) -> list[str]:
-        ids = []
-        with update_items(stem, home) as items:
-            by_id = {i["id"]: i for i in items}
-            for new in new_items:
-                clean = {k: v for k, v in new.items() if k != "_store"}
-                if clean["id"] in by_id:
-                    old = by_id[clean["id"]]
-                    old["source_ids"] = sorted(set(old.get("source_ids") or []) | set(clean["source_ids"]))
-                    continue
-                if detect:
-                    records.extend(conflicts.detect_and_resolve(clean, items))
-                items.append(clean)
-                by_id[clean["id"]] = clean
-                ids.append(clean["id"])
-            written.extend(i for i in items if i["id"] in ids or (i.get("meta") or {}).get("superseded_by")
-                           in ids)
-        return ids
-
-    if memcell is not None:
-        changes["memcell"] = upsert_into("memcells", [memcell]) or [memcell["id"]]
-    changes["facts_added"] = upsert_into("facts", facts, detect=True)
-    changes["foresight_added"] = upsert_into("foresight", foresight)
-    changes["causal_added"] = upsert_into("causal", causal)
-    changes["procedures_added"] = upsert_into("procedures", procs)
-    changes["profile"] = _apply_profile(r, dg, home, observed, scene_id, mc_id, records, written)
-    conflicts.log_records(records, home)
-    changes["conflicts"] = records
-    indexing.upsert(written, home)
+    if x.memcell is not None:
+        changes["memcell"] = _store_new(x, "memcells", [x.memcell]) or [x.memcell["id"]]
+    for kind in kinds.extracted():
+        changes[kind.added_key] = _store_new(x, kind.plural, x.built[kind.name], detect=kind.detect_conflicts)
+    changes["profile"] = _apply_profile(r, dg, home, x.observed, scene_id, x.mc_id, x.records, x.written)
+    conflicts.log_records(x.records, home)
+    changes["conflicts"] = x.records
+    indexed = indexing.upsert(x.written, home)
     changes["links_added"] = _write_links(resolved, home)
-    if r.episode_id:
-        fields: dict[str, Any] = {}
-        if r.episode:
-            fields["narrative"] = r.episode
-        if mc_id:
-            fields["memcell_id"] = mc_id
-        if fields:
-            ep = _update_episode(r.episode_id, home, **fields)
-            if ep:
-                indexing.upsert([indexing.episode_item(ep)], home)
-    changes["index_updated"] = indexing.available()
+    _update_source_episode(x)
+    changes["index_updated"] = indexed
     return changes
 
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import contextlib
+import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .. import paths
+from .. import kinds, paths
 from ..atomic import write_json_atomic
 from ..episode_store import _load_index, episode_path
 from ..errors import SophiaError
@@ -57,50 +58,104 @@ def _drop_links(obj: dict[str, Any], mid: str) -> bool:
     return False
 
 
-def forget(mid: str, home: Path | None = None) -> dict[str, Any]:
-    """Remove one memory (rule, episode or memory item) from its file and from the index."""
-    h = home or paths.sophia_home()
-    removed: dict[str, Any] | None = None
-    where = ""
+Removed = tuple[dict[str, Any], str]  # (the stored object, where it was)
+
+
+def _remove_rule(mid: str, h: Path, kind: kinds.Kind | None) -> Removed | None:
     with rules.update_rules(h) as rs:
         for i, r in enumerate(rs):
             if r.get("id") == mid:
-                removed, where = rs.pop(i), "semantic_rules.json"
-                break
-    if removed is None:
-        try:
-            ep_file = episode_path(mid, h)
-        except ValueError:
-            ep_file = None
-        if ep_file is not None and ep_file.exists():
-            with locked(ep_file):
-                import json
+                return rs.pop(i), "semantic_rules.json"
+    return None
 
-                removed = json.loads(ep_file.read_text(encoding="utf-8"))
-                os.unlink(ep_file)
-            ip = paths.episode_index_path(h)
-            with locked(ip):
-                idx = _load_index(ip)
-                before = len(idx["entries"])
-                idx["entries"] = [e for e in idx["entries"] if e.get("id") != mid]
-                if len(idx["entries"]) != before:
-                    idx["total_episodes"] = max(0, int(idx.get("total_episodes") or 0) - 1)
-                    idx["last_updated"] = iso()
-                    write_json_atomic(ip, idx)
-            where = f"episodes/{mid}.json"
-    if removed is None:
-        for stem in all_memory_stems(h):
-            if not any(i.get("id") == mid for i in load_items(stem, h)):
-                continue
-            with update_items(stem, h) as items:
-                for i, item in enumerate(items):
-                    if item.get("id") == mid:
-                        removed, where = items.pop(i), f"memory/{stem}.json"
-                        break
-            break
-    if removed is None:
-        raise UnknownMemory(f"no memory with id {mid!r} (see `s3 list rules|episodes|facts|foresight|profile`)")
-    # drop dangling links and scene membership elsewhere
+
+def _remove_episode(mid: str, h: Path, kind: kinds.Kind | None) -> Removed | None:
+    try:
+        ep_file = episode_path(mid, h)
+    except ValueError:
+        return None
+    if not ep_file.exists():
+        return None
+    with locked(ep_file):
+        removed = json.loads(ep_file.read_text(encoding="utf-8"))
+        os.unlink(ep_file)
+    ip = paths.episode_index_path(h)
+    with locked(ip):
+        idx = _load_index(ip)
+        before = len(idx["entries"])
+        idx["entries"] = [e for e in idx["entries"] if e.get("id") != mid]
+        if len(idx["entries"]) != before:
+            idx["total_episodes"] = max(0, int(idx.get("total_episodes") or 0) - 1)
+            idx["last_updated"] = iso()
+            write_json_atomic(ip, idx)
+    return removed, f"episodes/{mid}.json"
+
+
+def _remove_memory_item(mid: str, h: Path, kind: kinds.Kind | None) -> Removed | None:
+    first = [kind.plural] if kind is not None and kind.store == "memory" else []
+    for stem in first + [s for s in all_memory_stems(h) if s not in first]:
+        if not any(i.get("id") == mid for i in load_items(stem, h)):
+            continue
+        with update_items(stem, h) as items:
+            for i, item in enumerate(items):
+                if item.get("id") == mid:
+                    return items.pop(i), f"memory/{stem}.json"
+    return None
+
+
+def _remove_ingested(mid: str, h: Path, kind: kinds.Kind | None) -> Removed | None:
+    from . import ingested
+
+    return ingested.remove(mid, h)
+
+
+# store (sophia.kinds.STORES) -> its remover
+REMOVERS: dict[str, Callable[[str, Path, kinds.Kind | None], Removed | None]] = {
+    "rules": _remove_rule, "episodes": _remove_episode, "memory": _remove_memory_item,
+    "conversations": _remove_ingested,
+}
+
+
+def _remove_index_row(mid: str, h: Path) -> Removed | None:
+    """An id only the index still holds (its file went away): drop the row so recall stops showing it."""
+    hit: list[Any] = []
+
+    def change(conn: Any) -> None:
+        from ..index import store
+
+        row = conn.execute("SELECT text FROM items WHERE id = ?", (mid,)).fetchone()
+        if row is not None:
+            store.delete_items(conn, [mid])
+            hit.append({"text": row[0]})
+
+    indexing.write(change, h)
+    return (hit[0], "index.db") if hit else None
+
+
+def _remove(mid: str, h: Path) -> Removed | None:
+    """Remove ``mid`` from the store its id prefix names first, then from any other store."""
+    kind = kinds.for_id(mid)
+    order = [kind.store] if kind is not None and kind.store in REMOVERS else []
+    order += [s for s in REMOVERS if s not in order]
+    for store in order:
+        hit = REMOVERS[store](mid, h, kind)
+        if hit is not None:
+            return hit
+    return _remove_index_row(mid, h)
+
+
+def forget_source(name: str, home: Path | None = None) -> dict[str, Any]:
+    """Remove a whole ingested conversation (``s3 forget --source``): its file and its index rows."""
+    from . import ingested
+
+    out = ingested.forget_source(name, home or paths.sophia_home())
+    if out is None:
+        raise UnknownMemory(f"no ingested source {name!r} (see `s3 list sources`)")
+    return out
+
+
+def _drop_references(mid: str, h: Path) -> None:
+    """Drop dangling links and scene membership elsewhere (files and index)."""
     touched: list[dict[str, Any]] = []
     for stem in all_memory_stems(h):
         if not any(_refers(i, mid) for i in load_items(stem, h)):
@@ -119,8 +174,18 @@ def forget(mid: str, home: Path | None = None) -> dict[str, Any]:
             if _drop_links(r, mid):
                 touched.append(indexing.rule_item(r))
     indexing.upsert(touched, h)
-    with contextlib.suppress(Exception):
-        indexing.delete([mid], h)
+
+
+def forget(mid: str, home: Path | None = None) -> dict[str, Any]:
+    """Remove one memory of any kind from its file and from the index."""
+    h = home or paths.sophia_home()
+    hit = _remove(mid, h)
+    if hit is None:
+        listed = "|".join(k.plural for k in kinds.listed())
+        raise UnknownMemory(f"no memory with id {mid!r} (see `s3 list {listed}` or `s3 recall`)")
+    removed, where = hit
+    _drop_references(mid, h)
+    indexing.delete([mid], h)
     text = removed.get("text") or removed.get("rule_content") or removed.get("goal_summary") or ""
     return {"removed": mid, "from": where, "text": text}
 
@@ -132,24 +197,63 @@ def _refers(item: dict[str, Any], mid: str) -> bool:
     return isinstance(members, list) and mid in members
 
 
-# ---------------------------------------------------------------- listing helpers
+# ---------------------------------------------------------------- listing
 
 
-def list_kind(kind: str, home: Path | None = None) -> list[Any]:
-    from ..episode_store import read_index
-
+def list_kind(word: str, home: Path | None = None) -> list[Any]:
+    """The stored objects ``s3 list WORD`` shows: a kind's plural (sophia.kinds) or a ``kinds.OTHER_LISTS`` name."""
     h = home or paths.sophia_home()
-    if kind == "rules":
-        return rules.load_rules(h)
-    if kind == "episodes":
-        return list(read_index(h).get("entries") or [])
-    if kind == "gaps":
+    kind = kinds.by_plural(word)
+    if kind is not None:
+        return LOADERS[kind.store](kind, h)
+    if word == "gaps":
         from ..models import SelfModel
         from ..state import _default_self_model, load_model
 
         return list(load_model(paths.self_model_path(h), SelfModel, _default_self_model).knowledge_gaps)
-    if kind == "conflicts":
+    if word == "conflicts":
         from .conflicts import load_records
 
         return load_records(h)
-    return load_items(kind, h)
+    if word == "sources":
+        from . import ingested
+
+        return ingested.sources(h)
+    raise UnknownMemory(f"unknown kind {word!r}")
+
+
+def _list_episodes(kind: kinds.Kind, h: Path) -> list[Any]:
+    """The stored episodes (whole files: goal, actions, errors...), newest first."""
+    from ..atomic import read_json
+    from ..errors import StateFileError
+
+    out = []
+    ed = paths.episodes_dir(h)
+    for p in sorted(ed.glob("*.json")) if ed.is_dir() else []:
+        if p.name == "index.json" or p.name.startswith("index_archive_"):
+            continue
+        try:
+            ep = read_json(p, default=None)
+        except StateFileError:
+            continue  # `s3 doctor` reports it
+        if isinstance(ep, dict) and ep.get("id"):
+            out.append(ep)
+    return sorted(out, key=lambda e: str(e.get("timestamp") or e.get("ended_at") or ""), reverse=True)
+
+
+def _list_memory(kind: kinds.Kind, h: Path) -> list[Any]:
+    out: list[Any] = load_items(kind.plural, h)
+    if kind.name == "memcell":  # plus the MemCells `s3 ingest` segmented (groups of turns)
+        from . import ingested
+
+        out += ingested.memcells(h)
+    return out
+
+
+# store (sophia.kinds.STORES) -> its loader
+LOADERS: dict[str, Callable[[kinds.Kind, Path], list[Any]]] = {
+    "rules": lambda kind, h: rules.load_rules(h),
+    "episodes": _list_episodes,
+    "memory": _list_memory,
+    "conversations": lambda kind, h: [],
+}

@@ -5,8 +5,8 @@ least 0.70 (embeddings; 0.35 on keyword TF vectors when embeddings are off) and 
 at most 7 days before the memory's time; otherwise it starts a new scene. At most 100 scenes:
 past that, a memory joins its nearest scene whatever the score.
 
-Embeddings come from the semantic engineer's stdlib client ``sophia.embed.client.embed(texts)``
-when it returns vectors; otherwise the keyword fallback is used (standard library only).
+Embeddings come from the stdlib client ``sophia.embed.client.embed(texts)`` when it returns
+vectors; otherwise the keyword fallback is used (standard library only).
 """
 
 from __future__ import annotations
@@ -39,18 +39,11 @@ def embed(texts: list[str], home: Path | None = None) -> list[list[float]] | Non
     applying a result must not hang on a model load."""
     if os.environ.get("SOPHIA_EMBEDDINGS", "").lower() in ("0", "off", "none", "false"):
         return None
-    try:
-        from ..embed.client import embed as client_embed
-    except ImportError:
-        return None
+    from ..embed.client import embed as client_embed
+
     try:
         vecs = client_embed(texts, home=home, timeout=5.0, start=False)
-    except TypeError:  # an older client without these keywords
-        try:
-            vecs = client_embed(texts)
-        except Exception:
-            return None
-    except Exception:
+    except Exception:  # noqa: BLE001 - no vectors: the keyword fallback clusters instead
         return None
     if not vecs or len(vecs) != len(texts):
         return None

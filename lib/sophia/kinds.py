@@ -1,0 +1,329 @@
+"""The registry of memory kinds: one table that the store, the index, the CLI and the hooks read.
+
+Standard library only and import-light (the prompt-context hook reads it on every prompt). A
+leaf module: it imports nothing of the project at load time, so every layer (index, memory,
+ingest, hooks, cli) may depend on it without a cycle.
+
+Per kind: its name (the index item ``type``), the word ``s3 list`` takes (``plural``; for a kind
+kept in ``memory/<plural>.json`` also the file stem), where it is stored, its id prefix, the
+``s3 apply extraction`` contract field it comes from, the builder that turns one contract entry
+into an item, the converter from the stored object to its index item, the line ``s3 list`` prints,
+and whether the hooks inject it into a coding session.
+
+Adding a kind (at most 4 files):
+1. here: a ``Kind(...)`` entry in ``KINDS`` (store ``"memory"``: kept in ``memory/<plural>.json``)
+   with a ``build`` function when ``s3 apply extraction`` creates it;
+2. ``lib/sophia/contracts.py``: the entry model and its list field on ``ExtractionResult``
+   (named by ``contract_field``);
+3. ``agents/s3-extraction.md``: tell the subagent what to return in that field;
+4. ``README.md``: the kind in the "Memory kinds" table.
+Everything else follows from the table: ``s3 apply`` writes and indexes it, ``s3 list PLURAL``
+lists it, ``s3 recall --type NAME`` finds it, ``s3 forget ID`` removes it, ``s3 index --rebuild``
+re-reads it, and the prompt-context hook injects it when ``injected``.
+``tests/test_kinds.py`` registers a toy kind and walks it through all of these.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False  # typing costs a few ms to import: annotations only
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from datetime import datetime
+    from typing import Any
+
+    Item = dict[str, Any]
+
+# The keys of an index item (the memory index contract); per-kind extras stay in the file.
+ITEM_KEYS = ("id", "type", "text", "project", "timestamp", "event_time", "source_ids", "valid_from",
+             "valid_until", "temporality", "scene_id", "memcell_id", "links", "meta")
+
+# Where a kind's objects live (each store has one loader and one remover in sophia.memory.manage).
+STORES = ("episodes", "rules", "memory", "conversations")
+
+
+class Maker:
+    """What a ``build`` function gets: ``new(id_parts, text, **fields)`` makes an item of the kind
+    (content id from the kind's prefix and ``id_parts``, the extraction's project, time, sources
+    and MemCell), plus ``observed`` (when the conversation happened) and ``episode_id``."""
+
+    def __init__(self, kind: Kind, new: Callable[..., Item], observed: datetime, episode_id: str | None):
+        self.kind, self.new, self.observed, self.episode_id = kind, new, observed, episode_id
+
+
+class Kind:
+    """One memory kind. A plain class (``dataclasses`` costs ~10 ms of a hook's start)."""
+
+    __slots__ = ("name", "plural", "store", "prefix", "summary", "contract_field", "label", "build",
+                 "index_item", "line", "injected", "scoped", "listed", "detect_conflicts")
+
+    def __init__(self, name: str, plural: str, store: str, prefix: str, summary: str, *,
+                 contract_field: str | None = None, label: str | None = None,
+                 build: Callable[[Any, Maker], Item] | None = None,
+                 index_item: Callable[[Item], Item] | None = None, line: Callable[[Item], str] | None = None,
+                 injected: bool = True, scoped: bool = False, listed: bool = True,
+                 detect_conflicts: bool = False) -> None:
+        if store not in STORES:
+            raise ValueError(f"kind {name!r}: store must be one of {', '.join(STORES)}")
+        self.name, self.plural, self.store, self.prefix, self.summary = name, plural, store, prefix, summary
+        self.contract_field, self.label, self.build = contract_field, label, build
+        self.index_item = index_item or index_view
+        self.line = line or item_line
+        self.injected, self.scoped, self.listed = injected, scoped, listed
+        self.detect_conflicts = detect_conflicts
+
+    @property
+    def file(self) -> str:
+        """The kind's file under the state home (for messages and docs)."""
+        return {"episodes": "episodes/<id>.json", "rules": "semantic_rules.json",
+                "memory": f"memory/{self.plural}.json",
+                "conversations": "memory/conversations/<source>.jsonl"}[self.store]
+
+    @property
+    def added_key(self) -> str:
+        """Key of the ids ``s3 apply extraction`` added, in its ``changes``."""
+        return f"{self.plural}_added"
+
+    def __repr__(self) -> str:
+        return f"Kind({self.name!r}, store={self.store!r})"
+
+
+# ---------------------------------------------------------------- the one item shape
+
+
+def make_item(id: str, type: str, text: str, **kw: Any) -> Item:
+    item: Item = {
+        "id": id, "type": type, "text": text, "project": None, "timestamp": None, "event_time": None,
+        "source_ids": [], "valid_from": None, "valid_until": None, "temporality": None, "scene_id": None,
+        "memcell_id": None, "links": [], "meta": {},
+    }
+    if "timestamp" not in kw:
+        from .timeutil import iso
+
+        item["timestamp"] = iso()
+    item.update(kw)
+    return item
+
+
+def index_view(item: Item) -> Item:
+    """The standard keys only (per-kind extras such as a scene centroid stay in the file)."""
+    out = {k: item.get(k) for k in ITEM_KEYS}
+    out["source_ids"] = list(out["source_ids"] or [])
+    out["links"] = list(out["links"] or [])
+    out["meta"] = dict(out["meta"] or {})
+    return out
+
+
+# ---------------------------------------------------------------- the one converter per stored shape
+
+
+def episode_item(ep: Item) -> Item:
+    """An episode file -> its index item (seed 12.4 fields in ``meta``). The only converter: the
+    Stop/SessionEnd hooks, ``s3 apply`` and ``s3 index --rebuild`` all index an episode with it."""
+    heur = [str(h) for h in ep.get("heuristics") or []]
+    kws = [str(k) for k in ep.get("keywords") or []]
+    parts = [ep.get("goal_summary") or "", ep.get("goal") or ""]
+    if ep.get("error_analysis"):
+        parts.append(str(ep["error_analysis"]))
+    if heur:
+        parts.append("Heuristics: " + "; ".join(heur))
+    if kws:
+        parts.append("Keywords: " + ", ".join(kws))
+    if ep.get("errors"):
+        parts.append("Errors: " + "; ".join(str(e) for e in ep["errors"][:5]))
+    if ep.get("narrative"):  # written by s3 apply extraction
+        parts.append(str(ep["narrative"]))
+    text = "\n".join(p for p in parts if p).strip() or str(ep.get("id"))
+    src = [str(a["id"]) for a in ep.get("actions") or [] if isinstance(a, dict) and a.get("id")]
+    return {
+        "id": str(ep["id"]), "type": "episode", "text": text, "project": ep.get("project"),
+        "timestamp": ep.get("timestamp") or ep.get("ended_at") or ep.get("started_at"),
+        "event_time": ep.get("started_at"), "source_ids": src, "links": list(ep.get("links") or []),
+        "memcell_id": ep.get("memcell_id"),
+        "meta": {"outcome": ep.get("outcome"), "heuristics": heur, "heuristics_count": len(heur),
+                 "trivial": bool(ep.get("trivial")), "consolidated": bool(ep.get("consolidated")),
+                 "keywords": kws, "session_id": ep.get("session_id"), "git_branch": ep.get("git_branch"),
+                 "goal_summary": ep.get("goal_summary"), "tool_call_count": ep.get("tool_call_count")},
+    }
+
+
+def rule_item(rule: Item) -> Item:
+    """A semantic rule -> its index item (the only converter, as for episodes)."""
+    text = f"{rule.get('trigger_concept', '')}: {rule.get('rule_content', '')}".strip(": ")
+    return {
+        "id": str(rule["id"]), "type": "rule", "text": text, "project": rule.get("project"),
+        "timestamp": rule.get("created_at"), "source_ids": [str(s) for s in rule.get("source_episodes") or []],
+        "links": list(rule.get("links") or []),
+        "meta": {"confidence": rule.get("confidence"), "source": rule.get("source"),
+                 "validation_count": rule.get("validation_count"), "last_validated": rule.get("last_validated")},
+    }
+
+
+# ---------------------------------------------------------------- list lines
+
+
+def item_line(it: Item) -> str:
+    window = ""
+    if it.get("valid_from") or it.get("valid_until"):
+        window = f" (valid {it.get('valid_from') or '...'} to {it.get('valid_until') or '...'})"
+    when = f" @{it['event_time']}" if it.get("event_time") else ""
+    return f"- {it.get('id')} {it.get('text')}{when}{window}"
+
+
+def _rule_line(it: Item) -> str:
+    return (f"- {it.get('id')} [{it.get('trigger_concept')}] {it.get('rule_content')} "
+            f"(confidence {float(it.get('confidence') or 0):.2f})")
+
+
+def _episode_line(it: Item) -> str:
+    return (f"- {it.get('id')} [{it.get('outcome')}] {it.get('goal_summary') or '(no goal)'}"
+            + (" (consolidated)" if it.get("consolidated") else ""))
+
+
+def _memcell_line(it: Item) -> str:
+    n = (it.get("meta") or {}).get("turns")
+    size = f" ({n} turns)" if n else ""
+    text = " ".join(str(it.get("text") or "").split())
+    return f"- {it.get('id')}{size} {text[:160] + '...' if len(text) > 160 else text}"
+
+
+# ---------------------------------------------------------------- builders (s3 apply extraction)
+
+
+def _end_of(f: Any) -> str | None:
+    from datetime import timedelta
+
+    from .timeutil import iso, parse
+
+    if f.end_time:
+        return iso(parse(f.end_time))
+    if f.duration_days is not None:
+        start = parse(f.start_time)
+        return iso(start + timedelta(days=f.duration_days)) if start else None
+    return None
+
+
+def _build_fact(f: Any, m: Maker) -> Item:
+    from .timeutil import iso, parse
+
+    et = parse(f.event_time)
+    when = iso(et) if et else None
+    temporality = f.temporality or (None if et is None else ("prospective" if et > m.observed else "historical"))
+    return m.new((f.fact, when or ""), f.fact, event_time=when, temporality=temporality,
+                 meta={"parent_episode_id": m.episode_id})
+
+
+def _build_foresight(fs: Any, m: Maker) -> Item:
+    from .timeutil import iso, parse
+
+    start = iso(parse(fs.start_time))
+    return m.new((fs.description, start), fs.description, event_time=start, valid_from=start,
+                 valid_until=_end_of(fs), temporality="prospective",
+                 meta={"evidence": fs.evidence, "duration_days": fs.duration_days, "confidence": fs.confidence,
+                       "parent_episode_id": m.episode_id})
+
+
+def _build_causal(c: Any, m: Maker) -> Item:
+    text = f"{c.cause} -> {c.effect}" + (f" (mechanism: {c.mechanism})" if c.mechanism else "")
+    return m.new((c.cause, c.effect), text, meta={"cause": c.cause, "effect": c.effect,
+                                                  "mechanism": c.mechanism, "confidence": c.confidence})
+
+
+def _build_procedure(p: Any, m: Maker) -> Item:
+    steps = " -> ".join(p.steps)
+    return m.new((p.name, steps), f"{p.name}: {steps}",
+                 meta={"name": p.name, "procedure_steps": list(p.steps), "category": "workflow"})
+
+
+# ---------------------------------------------------------------- the table
+
+KINDS: dict[str, Kind] = {k.name: k for k in (
+    Kind("episode", "episodes", "episodes", "ep_", "coding sessions (goal, actions, errors, outcome)",
+         index_item=episode_item, line=_episode_line, scoped=True),
+    Kind("rule", "rules", "rules", "rule_", "heuristics learned (s3 learn, reflection, consolidation)",
+         index_item=rule_item, line=_rule_line),
+    Kind("fact", "facts", "memory", "fact_", "atomic facts with an event time (dual timeline)",
+         contract_field="atomic_facts", label="Atomic facts", build=_build_fact, detect_conflicts=True),
+    Kind("foresight", "foresight", "memory", "fs_", "expectations valid in a time window",
+         contract_field="foresight", label="Foresight", build=_build_foresight),
+    Kind("causal", "causal", "memory", "causal_", "cause -> effect links",
+         contract_field="causal", label="Causal links", build=_build_causal),
+    Kind("procedure", "procedures", "memory", "proc_", "named step sequences",
+         contract_field="procedures", label="Procedures", build=_build_procedure),
+    Kind("profile", "profile", "memory", "prof_", "what the user is like (stable traits, states, preferences)",
+         contract_field="profile"),
+    Kind("memcell", "memcells", "memory", "mc_", "narratives of one stretch of conversation (ingested: mc:SOURCE:N)",
+         contract_field="episode", line=_memcell_line, scoped=True),
+    Kind("scene", "scenes", "memory", "scene_", "clusters of related memories", scoped=True),
+    Kind("turn", "turns", "conversations", "turn:", "turns of ingested conversations (s3 ingest)",
+         injected=False, scoped=True, listed=False),
+)}
+
+
+def register(kind: Kind) -> Kind:
+    """Add a kind at run time (tests, extensions); the table above is the normal place."""
+    if kind.name in KINDS:
+        raise ValueError(f"kind {kind.name!r} is already registered")
+    KINDS[kind.name] = kind
+    return kind
+
+
+def unregister(name: str) -> None:
+    KINDS.pop(name, None)
+
+
+def get(name: str) -> Kind | None:
+    return KINDS.get(name)
+
+
+def item_types() -> list[str]:
+    """Every index item type (``s3 recall --type``)."""
+    return list(KINDS)
+
+
+def by_plural(plural: str) -> Kind | None:
+    return next((k for k in KINDS.values() if k.plural == plural), None)
+
+
+def listed() -> list[Kind]:
+    return [k for k in KINDS.values() if k.listed]
+
+
+def in_store(store: str) -> list[Kind]:
+    return [k for k in KINDS.values() if k.store == store]
+
+
+def extracted() -> list[Kind]:
+    """Kinds that ``s3 apply extraction`` builds generically, one per entry of their contract field."""
+    return [k for k in KINDS.values() if k.build is not None and k.contract_field]
+
+
+def injected_types() -> list[str]:
+    return [k.name for k in KINDS.values() if k.injected]
+
+
+def scoped_types() -> frozenset[str]:
+    """Kinds tied to a project: another project's are never injected."""
+    return frozenset(k.name for k in KINDS.values() if k.scoped)
+
+
+def for_id(item_id: str) -> Kind | None:
+    """The kind an id belongs to, by prefix (longest first); None when no prefix matches."""
+    if item_id.startswith("mc:"):
+        return KINDS.get("memcell")
+    best = None
+    for k in KINDS.values():
+        if item_id.startswith(k.prefix) and (best is None or len(k.prefix) > len(best.prefix)):
+            best = k
+    return best
+
+
+# what `s3 list` also takes, besides the listed kinds' plurals (sources: the ingested conversations)
+OTHER_LISTS = ("gaps", "conflicts", "sources")
+
+
+def list_words() -> list[str]:
+    return [k.plural for k in listed()] + list(OTHER_LISTS)
+
+
+def type_help() -> str:
+    return ", ".join(KINDS)
