@@ -106,3 +106,89 @@ def test_forget_each_kind(s3_env: dict[str, str], sophia_home: Path) -> None:
     assert r.returncode == 1 and "no memory with id 'fact_nope'" in r.stderr
     r = run_s3(["forget", "../../etc/passwd"], s3_env)
     assert r.returncode == 1 and "no memory" in r.stderr
+
+
+# ---- issue 13.6: the domain guess names a real topic, and a rule's text has a cap
+
+
+def test_learn_without_domain_guesses_a_real_topic_or_general(s3_env: dict[str, str]) -> None:
+    """Not the stemmed first word ("Alway", "Instead", "Broken") but a named technology or topic."""
+    run_s3(["init"], s3_env)
+    cases = {
+        "Always rebase feature branches with git before opening a pull request": "Git",
+        "Instead of sleeping in tests, wait for the condition with a timeout": "Testing",
+        "Broken promises to the user erode trust; say what is not done": "General",
+    }
+    for insight, want in cases.items():
+        r = run_s3(["learn", insight, "--json"], s3_env)
+        assert r.returncode == 0, r.stderr
+        assert json.loads(r.stdout)["rule"]["trigger_concept"] == want, insight
+    listed = run_s3(["list", "rules"], s3_env).stdout
+    assert "[Git]" in listed and "[Testing]" in listed and "[General]" in listed
+    for fragment in ("Alway", "Instead", "Broken"):
+        assert f"[{fragment}]" not in listed
+
+
+def test_domain_guess_is_a_vocabulary_name_or_general() -> None:
+    from sophia.hooks.words import STOPWORDS
+    from sophia.memory.domains import VOCABULARY, guess_domain
+
+    words = [w for ws in VOCABULARY.values() for w in ws]
+    assert len(words) == len(set(words)), "a word names one domain only"
+    assert not set(words) & STOPWORDS
+    assert guess_domain("Run the python migrations inside a database transaction") == "Database"
+    assert guess_domain("Pin the Docker base image tag in every Dockerfile") == "Docker"
+    assert guess_domain("Use pytest fixtures, not setup code copied into each test") == "Testing"
+    assert guess_domain("Quote every variable in bash scripts") == "Shell"
+    assert guess_domain("Never") == guess_domain("") == guess_domain("Always do the right thing") == "General"
+    sentences = ["Always check twice", "Instead, ask first", "Broken things get fixed", "Don't go there",
+                 "Use kubectl rollout undo to roll back a bad deploy", "C++ templates bloat compile times",
+                 "Node.js streams need backpressure"]
+    for s in sentences:
+        d = guess_domain(s)
+        assert d == "General" or d in VOCABULARY, (s, d)
+        assert d.lower() not in STOPWORDS
+    assert guess_domain("C++ templates bloat compile times") == "C/C++"
+    assert guess_domain("Node.js streams need backpressure") == "JavaScript"
+
+
+def test_learn_caps_the_insight_and_domain(s3_env: dict[str, str], sophia_home: Path) -> None:
+    from sophia.memory.rules import MAX_DOMAIN_CHARS, MAX_RULE_CHARS
+
+    run_s3(["init"], s3_env)
+    huge = "Always keep the build green. " * 4000  # ~115 KB, as in the issue
+    r = run_s3(["learn", huge], s3_env)
+    assert r.returncode == 1 and f"at most {MAX_RULE_CHARS:,} characters" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr and len(r.stderr) < 400
+    assert rules(sophia_home) == []
+    r = run_s3(["learn", "Keep it short", "--domain", "D" * (MAX_DOMAIN_CHARS + 1)], s3_env)
+    assert r.returncode == 1 and f"at most {MAX_DOMAIN_CHARS:,} characters" in r.stderr, r.stderr
+    exact = ("x" * 9 + " ") * (MAX_RULE_CHARS // 10)
+    r = run_s3(["learn", exact.strip() + "y", "--domain", "D" * MAX_DOMAIN_CHARS, "--json"], s3_env)
+    assert r.returncode == 0, r.stderr
+    assert len(rules(sophia_home)[0]["rule_content"]) == MAX_RULE_CHARS
+
+
+def test_apply_obeys_the_same_rule_cap(s3_env: dict[str, str], sophia_home: Path) -> None:
+    from sophia.memory.rules import MAX_DOMAIN_CHARS, MAX_RULE_CHARS
+
+    run_s3(["init"], s3_env)
+    long_rule = "r" * (MAX_RULE_CHARS + 1)
+    cases = [
+        ("reflection", {"heuristics": [{"trigger_concept": "Git", "rule_content": long_rule}]},
+         "heuristics.0.rule_content"),
+        ("reflection", {"heuristics": [{"trigger_concept": "G" * (MAX_DOMAIN_CHARS + 1), "rule_content": "ok"}]},
+         "heuristics.0.trigger_concept"),
+        ("reflection", {"knowledge_gaps_identified": ["g" * (MAX_RULE_CHARS + 1)]}, "knowledge_gaps_identified.0"),
+        ("reflection", {"capability_updates": [{"domain": "C" * (MAX_DOMAIN_CHARS + 1)}]},
+         "capability_updates.0.domain"),
+        ("consolidation", {"rules_created": [{"trigger_concept": "Git", "rule_content": long_rule}]},
+         "rules_created.0.rule_content"),
+    ]
+    for kind, result, field in cases:
+        r = run_s3(["apply", kind, "-"], s3_env, input=json.dumps(result))
+        assert r.returncode != 0 and field in r.stderr and "at most" in r.stderr, (field, r.stderr)
+    assert rules(sophia_home) == []
+    ok = {"heuristics": [{"trigger_concept": "Git", "rule_content": "r" * MAX_RULE_CHARS}]}
+    r = run_s3(["apply", "reflection", "-"], s3_env, input=json.dumps(ok))
+    assert r.returncode == 0, r.stderr

@@ -12,11 +12,12 @@ from __future__ import annotations
 import hashlib
 import json
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .errors import SophiaError
+from .memory.rules import MAX_DOMAIN_CHARS, MAX_RULE_CHARS
 
 KINDS = ("reflection", "consolidation", "memory", "extraction", "guardian")
 
@@ -45,6 +46,9 @@ class Strict(BaseModel):
 
 
 Confidence = Field(ge=0.0, le=1.0)
+# What CLAUDE.md and the hooks carry into every session: capped at the same length as `s3 learn`.
+RuleText = Annotated[str, Field(max_length=MAX_RULE_CHARS)]
+DomainName = Annotated[str, Field(max_length=MAX_DOMAIN_CHARS)]
 
 
 def _nonempty(v: str) -> str:
@@ -57,8 +61,8 @@ def _nonempty(v: str) -> str:
 
 
 class Heuristic(Strict):
-    trigger_concept: str
-    rule_content: str
+    trigger_concept: DomainName
+    rule_content: RuleText
     confidence: float = Field(0.7, ge=0.0, le=1.0)
     source_episodes: list[str] = Field(default_factory=list)
 
@@ -71,7 +75,7 @@ class Outcome(Strict):
 
 
 class CapabilityUpdate(Strict):
-    domain: str
+    domain: DomainName
     proficiency_delta: float = Field(0.0, ge=-1.0, le=1.0)
     reason: str = ""
     outcomes: list[Outcome] = Field(default_factory=list, description="seed 5.3: one per task done in the domain")
@@ -100,7 +104,7 @@ class ReflectionResult(Strict):
     questions: list[Question] = Field(default_factory=list)
     heuristics: list[Heuristic] = Field(default_factory=list)
     capability_updates: list[CapabilityUpdate] = Field(default_factory=list)
-    knowledge_gaps_identified: list[str] = Field(default_factory=list)
+    knowledge_gaps_identified: list[RuleText] = Field(default_factory=list)
     suggested_goals: list[str] = Field(default_factory=list, description="s3-introspection")
     links: list[Link] = Field(default_factory=list)
 

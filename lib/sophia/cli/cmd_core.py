@@ -51,7 +51,7 @@ def _status_data(home: Path) -> dict[str, Any]:
     from .. import paths
     from ..atomic import read_json
     from ..episode_store import read_index
-    from ..identity import identity_staleness
+    from ..identity_md import staleness as identity_staleness
     from ..models import SelfModel
     from ..state import load_model
 

@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from .. import kinds
+from ..memory.rules import MAX_RULE_CHARS
 from .app import app
 from .cmd_core import JsonOpt
 from .output import console, emit_json, fail
@@ -14,8 +15,10 @@ from .output import console, emit_json, fail
 
 @app.command()
 def learn(
-    insight: Annotated[str, typer.Argument(help="the lesson or heuristic to remember")],
-    domain: Annotated[str | None, typer.Option("--domain", "-d", help="what it applies to, e.g. Docker")] = None,
+    insight: Annotated[str, typer.Argument(help=f"the lesson or heuristic to remember (at most {MAX_RULE_CHARS:,} "
+                                           "characters)")],
+    domain: Annotated[str | None, typer.Option("--domain", "-d", help="what it applies to, e.g. Docker (default: the "
+                                               "technology or topic the insight names, else General)")] = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Capture a heuristic as a manual semantic rule (a near-duplicate is merged instead)."""

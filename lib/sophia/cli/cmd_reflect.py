@@ -79,7 +79,9 @@ def consolidate(prepare: PrepareOpt = False, json_out: JsonOpt = False) -> None:
 
 @app.command(name="refresh-identity")
 def refresh_identity(
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="target file (default ~/.claude/CLAUDE.md)")] = None,
+    output: Annotated[Path | None, typer.Option(
+        "--output", "-o", help="write this file instead (default: the CLAUDE.md Claude Code loads, "
+        "~/.claude/CLAUDE.md, or the project's .claude/CLAUDE.md after install.sh --project)")] = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Regenerate the System 3 block of CLAUDE.md (creed, top capabilities, gaps, newest heuristics).
@@ -101,4 +103,16 @@ def refresh_identity(
     c.print(f"- Top capabilities: {tops or 'none yet'}")
     c.print(f"- Knowledge gaps: {out['knowledge_gaps']} identified")
     c.print(f"- Recent heuristics: {out['heuristics']} included\n")
-    c.print("The new CLAUDE.md will be loaded at the start of your next session.")
+    c.print(_loaded_note(out))
+
+
+def _loaded_note(out: dict[str, object]) -> str:
+    """Whether Claude Code will read what was written: only ~/.claude/CLAUDE.md and a project's CLAUDE.md."""
+    if out["loaded_by_claude_code"] == "always":
+        return "The new CLAUDE.md will be loaded at the start of your next session."
+    if out["loaded_by_claude_code"] == "project":
+        return (f"Wrote {out['path']}: Claude Code loads it only in sessions started in {out['project_dir']} "
+                "(or below).")
+    return (f"Wrote {out['path']}. Claude Code does not load this file: it reads ~/.claude/CLAUDE.md and a "
+            "project's CLAUDE.md (or .claude/CLAUDE.md); `s3 refresh-identity` without --output updates the one "
+            "this install uses.")

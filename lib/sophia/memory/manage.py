@@ -16,18 +16,12 @@ from ..locking import locked
 from ..redact import redact
 from ..timeutil import iso
 from . import indexing, rules
+from .domains import guess_domain
 from .files import all_memory_stems, load_items, update_items
 
 
 class UnknownMemory(SophiaError):
     pass
-
-
-def infer_domain(insight: str) -> str:
-    from .text import content_terms
-
-    terms = [t for t in content_terms(insight) if len(t) > 3 and not t.isdigit()]
-    return terms[0].capitalize() if terms else "General"
 
 
 def learn(insight: str, domain: str | None = None, confidence: float = 0.8,
@@ -36,10 +30,11 @@ def learn(insight: str, domain: str | None = None, confidence: float = 0.8,
     h = home or paths.sophia_home()
     if not h.is_dir():
         raise SophiaError(f"{h} does not exist: run `s3 init` first")
+    rules.check_rule_text(insight.strip(), (domain or "").strip())  # before any work on a huge text
     text = redact(insight.strip())
     if not text:
         raise SophiaError("the insight is empty")
-    trigger = redact((domain or "").strip()) or infer_domain(text)
+    trigger = redact((domain or "").strip()) or guess_domain(text)
     with rules.update_rules(h) as rs:
         status, rule = rules.add_or_merge(rs, trigger=trigger, content=text, confidence=confidence,
                                           source="manual", source_episodes=[], digest=None)

@@ -12,13 +12,30 @@ from uuid import uuid4
 
 from .. import paths
 from ..atomic import read_json, write_json_atomic
-from ..errors import StateFileError
+from ..errors import SophiaError, StateFileError
 from ..locking import locked
 from ..timeutil import iso, now, parse
 from .text import near_duplicate, normalise
 
 MERGE_BOOST = 0.05
 MAX_DIGESTS = 20
+
+# The one cap on what a rule may say, for every path a rule's text enters by (s3 learn, the
+# reflection and consolidation contracts): a rule is a sentence or two, and CLAUDE.md carries
+# the newest ones into every session.
+MAX_RULE_CHARS = 1000
+MAX_DOMAIN_CHARS = 80
+
+
+class RuleTooLong(SophiaError):
+    hint = "a rule is a sentence or two: keep the lesson, or split it into several rules"
+
+
+def check_rule_text(content: str, trigger: str) -> None:
+    """Raises RuleTooLong when the rule or its domain is over its cap."""
+    for what, text, cap in (("rule", content, MAX_RULE_CHARS), ("domain", trigger, MAX_DOMAIN_CHARS)):
+        if len(text) > cap:
+            raise RuleTooLong(f"{what} too long ({len(text):,} characters; at most {cap:,} characters)")
 
 # Writers queue behind each other (8 concurrent `s3 learn` on 2 busy cores wait > 5 s).
 WRITE_TIMEOUT = 30.0
@@ -58,6 +75,7 @@ def add_or_merge(rules: list[dict[str, Any]], *, trigger: str, content: str, con
                  source: str, source_episodes: list[str], digest: str | None,
                  at: datetime | None = None) -> tuple[str, dict[str, Any]]:
     """Returns ("added" | "merged" | "unchanged", rule). ``digest`` makes a repeat a no-op."""
+    check_rule_text(content, trigger)
     stamp = iso(at or now())
     existing = find_similar(rules, trigger, content)
     if existing is not None:
