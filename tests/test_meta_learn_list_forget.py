@@ -153,7 +153,7 @@ def test_domain_guess_is_a_vocabulary_name_or_general() -> None:
 
 
 def test_learn_caps_the_insight_and_domain(s3_env: dict[str, str], sophia_home: Path) -> None:
-    from sophia.memory.rules import MAX_DOMAIN_CHARS, MAX_RULE_CHARS
+    from sophia.kinds import MAX_DOMAIN_CHARS, MAX_RULE_CHARS
 
     run_s3(["init"], s3_env)
     huge = "Always keep the build green. " * 4000  # ~115 KB, as in the issue
@@ -170,7 +170,7 @@ def test_learn_caps_the_insight_and_domain(s3_env: dict[str, str], sophia_home: 
 
 
 def test_apply_obeys_the_same_rule_cap(s3_env: dict[str, str], sophia_home: Path) -> None:
-    from sophia.memory.rules import MAX_DOMAIN_CHARS, MAX_RULE_CHARS
+    from sophia.kinds import MAX_DOMAIN_CHARS, MAX_RULE_CHARS
 
     run_s3(["init"], s3_env)
     long_rule = "r" * (MAX_RULE_CHARS + 1)

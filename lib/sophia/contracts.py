@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .errors import SophiaError
-from .memory.rules import MAX_DOMAIN_CHARS, MAX_RULE_CHARS
+from .kinds import MAX_DOMAIN_CHARS, MAX_RULE_CHARS
 
 KINDS = ("reflection", "consolidation", "memory", "extraction", "guardian")
 

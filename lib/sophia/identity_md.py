@@ -13,7 +13,7 @@ from typing import Any
 
 from . import paths
 from .atomic import read_json, write_bytes_atomic, write_json_atomic
-from .hooks.context import one_line
+from .kinds import one_line
 from .locking import locked
 from .timeutil import iso, now, parse
 

@@ -37,6 +37,19 @@ if TYPE_CHECKING:
 ITEM_KEYS = ("id", "type", "text", "project", "timestamp", "event_time", "source_ids", "valid_from",
              "valid_until", "temporality", "scene_id", "memcell_id", "links", "meta")
 
+# The one cap on what a rule may say, for every path a rule's text enters by (s3 learn, the
+# reflection and consolidation contracts): a rule is a sentence or two, and CLAUDE.md carries
+# the newest ones into every session.
+MAX_RULE_CHARS = 1000
+MAX_DOMAIN_CHARS = 80
+
+
+def one_line(text: Any, limit: int) -> str:
+    """``text`` on one line, at most ``limit`` characters (an ellipsis marks a cut)."""
+    s = " ".join(str(text or "").split())
+    return s if len(s) <= limit else s[: limit - 1].rstrip() + "…"
+
+
 # Where a kind's objects live (each store has one loader and one remover in sophia.memory.manage).
 STORES = ("episodes", "rules", "memory", "conversations")
 

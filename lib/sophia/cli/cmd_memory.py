@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from .. import kinds
-from ..memory.rules import MAX_RULE_CHARS
+from ..kinds import MAX_RULE_CHARS
 from .app import app
 from .cmd_core import JsonOpt
 from .output import console, emit_json, fail

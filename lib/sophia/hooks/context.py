@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ..kinds import one_line  # noqa: F401 - re-exported for the hook modules
 from .words import stems, tokens
 
 TYPE_CHECKING = False  # typing costs a few ms to import: annotations only
@@ -33,11 +34,6 @@ def memory_items(home: Path, kind: str) -> list[dict[str, Any]]:
     data = read_json_quiet(home / "memory" / f"{kind}.json")
     items = data.get("items") if isinstance(data, dict) else data
     return [i for i in items or [] if isinstance(i, dict)] if isinstance(items, list) else []
-
-
-def one_line(text: Any, limit: int) -> str:
-    s = " ".join(str(text or "").split())
-    return s if len(s) <= limit else s[: limit - 1].rstrip() + "…"
 
 
 def fit(sections: list[tuple[str, list[str]]], max_chars: int, preamble: str = "") -> str:

@@ -30,11 +30,6 @@ def _write_conversation(path: Path, items: list[dict[str, Any]]) -> None:
     write_bytes_atomic(path, data)
 
 
-def conversation_files(home: Path | None = None) -> list[Path]:
-    d = conversations_dir(home)
-    return sorted(d.glob("*.jsonl")) if d.is_dir() else []
-
-
 def drop_turns(source: str, drop: Callable[[dict[str, Any]], bool], home: Path | None = None) -> list[dict[str, Any]]:
     """Remove the turns ``drop`` selects from a kept conversation (under its lock); return them.
     The last turn gone removes the file."""

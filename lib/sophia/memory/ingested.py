@@ -10,7 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..ingest.core import conversation_files, conversation_path, drop_turns, read_conversation, safe_source
+from ..index.conversations import conversation_files, conversation_path, read_conversation, safe_source
+from ..ingest.core import drop_turns
 from . import indexing
 
 Removed = tuple[dict[str, Any], str]

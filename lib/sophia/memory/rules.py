@@ -13,6 +13,7 @@ from uuid import uuid4
 from .. import paths
 from ..atomic import read_json, write_json_atomic
 from ..errors import SophiaError, StateFileError
+from ..kinds import MAX_DOMAIN_CHARS, MAX_RULE_CHARS
 from ..locking import locked
 from ..timeutil import iso, now, parse
 from .text import near_duplicate, normalise
@@ -20,11 +21,6 @@ from .text import near_duplicate, normalise
 MERGE_BOOST = 0.05
 MAX_DIGESTS = 20
 
-# The one cap on what a rule may say, for every path a rule's text enters by (s3 learn, the
-# reflection and consolidation contracts): a rule is a sentence or two, and CLAUDE.md carries
-# the newest ones into every session.
-MAX_RULE_CHARS = 1000
-MAX_DOMAIN_CHARS = 80
 
 
 class RuleTooLong(SophiaError):
