@@ -35,10 +35,11 @@ def template_json(name: str) -> Any:
 def describe_validation(exc: ValidationError) -> str:
     parts = []
     for err in exc.errors()[:5]:
-        loc = ".".join(str(x) for x in err.get("loc", ()))
+        loc = ".".join(str(x) for x in err.get("loc", ())) or "(root)"
         msg = str(err.get("msg"))
         if err.get("type") == "value_error":  # config_defaults.check's lines name their keys
             msg = msg.removeprefix("Value error, ")
+            loc = "" if loc == "(root)" else loc
         parts.append(f"{loc}: {msg}" if loc else msg)
     more = f" (+{exc.error_count() - 5} more)" if exc.error_count() > 5 else ""
     return "; ".join(parts) + more
