@@ -161,6 +161,8 @@ def test_migration_from_seed_tree_keeps_backup(sophia_home: Path) -> None:
     cfg = read_json(paths.config_path())
     assert cfg["schema_version"] == CURRENT
     assert cfg["guardian"]["mode"] == "enforce"
+    assert "user_mode" not in cfg and "guardian_tier3_enabled" not in cfg  # 1.2.0: they did nothing
+    assert cfg["embedding_model"] == "all-MiniLM-L6-v2" and cfg["embedding_provider"] == "none"
     assert read_json(paths.episode_index_path())["last_updated"] is None
     backups = list((sophia_home / "backups").glob("pre-migration-1.0.0-*"))
     assert backups and read_json(backups[0] / "config.json") == seed_cfg

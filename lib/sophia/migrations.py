@@ -3,6 +3,8 @@
 Each migration is a small function appended to ``MIGRATIONS`` with the version it
 produces; ``migrate()`` runs those newer than the tree's version, in order, after copying
 every JSON file into ``backups/pre-migration-{from}-{stamp}/``. Re-running is harmless.
+A migration may return notes for the user (``s3 init`` prints them; ``logs/migrations.log``
+keeps them). The last version equals ``config_defaults.SCHEMA_VERSION`` (a test checks).
 """
 
 from __future__ import annotations
@@ -12,8 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from . import paths
-from .atomic import ensure_dir, read_json, write_json_atomic
+from . import config_defaults, paths
+from .atomic import append_line, ensure_dir, read_json, write_json_atomic
 from .locking import locked
 from .timeutil import now
 
@@ -60,9 +62,49 @@ def m002_sophia_sections(home: Path) -> None:
     write_json_atomic(cp, cfg)
 
 
-MIGRATIONS: list[tuple[str, Callable[[Path], None]]] = [
+SELF_MODEL_DROPPED = ("current_state", "installed_skills", "installed_hooks", "available_agents")
+
+
+def _config_1_2(cfg: dict[str, Any]) -> list[str]:
+    notes = []
+    for key in config_defaults.REMOVED:
+        if cfg.pop(key, None) is not None:
+            notes.append(f"config.json: removed `{key}` ({config_defaults.REMOVED[key]})")
+    if cfg.get("embedding_provider") == "openai":
+        cfg["embedding_provider"] = "none"
+        notes.append('config.json: embedding_provider "openai" was never supported and meant keyword-only '
+                     'recall; it is now "none" (set "local" for semantic recall with the local model)')
+    model = cfg.get("embedding_model")
+    if model is not None and model not in config_defaults.EMBEDDING_MODELS:
+        cfg["embedding_model"] = config_defaults.EMBEDDING_MODELS[0]
+        notes.append(f"config.json: embedding_model {model!r} was never loaded; it is now "
+                     f"{config_defaults.EMBEDDING_MODELS[0]!r}, the model the embedding service uses")
+    return notes
+
+
+def m003_settings_that_do_something(home: Path) -> list[str]:
+    """1.2.0: config keys that were never read go (user_mode, guardian_tier3_enabled); "openai" as a
+    provider becomes "none" (what it did); the self-model stops storing what nothing filled
+    (current_state, installed_*, available_agents: `s3 status` reads the install manifest)."""
+    notes: list[str] = []
+    cp = paths.config_path(home)
+    cfg = read_json(cp, default=None)
+    if isinstance(cfg, dict):
+        notes += _config_1_2(cfg)
+        write_json_atomic(cp, cfg)
+    sp = paths.self_model_path(home)
+    sm = read_json(sp, default=None)
+    if isinstance(sm, dict) and any(k in sm for k in SELF_MODEL_DROPPED):
+        for k in SELF_MODEL_DROPPED:
+            sm.pop(k, None)
+        write_json_atomic(sp, sm)
+    return notes
+
+
+MIGRATIONS: list[tuple[str, Callable[[Path], list[str] | None]]] = [
     ("1.0.0", m001_seed_layout),
     ("1.1.0", m002_sophia_sections),
+    ("1.2.0", m003_settings_that_do_something),
 ]
 CURRENT = MIGRATIONS[-1][0]
 
@@ -89,8 +131,9 @@ def backup_tree(home: Path, label: str) -> Path:
     return dest
 
 
-def migrate(home: Path) -> list[str]:
-    """Bring the tree to ``CURRENT``. Returns the versions applied (empty if none)."""
+def migrate(home: Path, notes: list[str] | None = None) -> list[str]:
+    """Bring the tree to ``CURRENT``. Returns the versions applied (empty if none); what the user
+    should know is appended to ``notes`` and to ``logs/migrations.log``."""
     cp = paths.config_path(home)
     with locked(cp):
         version = tree_version(home)
@@ -102,7 +145,10 @@ def migrate(home: Path) -> list[str]:
         backup_tree(home, f"pre-migration-{version}")
         applied = []
         for v, fn in todo:
-            fn(home)
+            for note in fn(home) or []:
+                if notes is not None:
+                    notes.append(note)
+                append_line(paths.logs_dir(home) / "migrations.log", f"{now().isoformat()} {v}: {note}")
             cfg: Any = read_json(cp, default=None)
             if isinstance(cfg, dict):
                 cfg["schema_version"] = v

@@ -8,11 +8,12 @@ file loses nothing on a round trip through an older kit.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 from uuid import uuid4
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from . import config_defaults
 from .timeutil import now
 
 TERMINAL_CREED: tuple[str, ...] = (
@@ -23,7 +24,7 @@ TERMINAL_CREED: tuple[str, ...] = (
     "Respect user privacy boundaries.",
 )
 
-SCHEMA_VERSION = "1.1.0"
+SCHEMA_VERSION = config_defaults.SCHEMA_VERSION
 
 
 class Stored(BaseModel):
@@ -39,25 +40,15 @@ class SkillRecord(Stored):
     last_refined: datetime = Field(default_factory=now)
 
 
-class AgentState(Stored):
-    status: Literal["ACTIVE", "IDLE", "REFLECTION", "ERROR"] = "IDLE"
-    active_goal: str | None = None
-    tokens_used_session: int = 0
-    api_calls_session: int = 0
-
-
 class SelfModel(Stored):
-    """The agent's persistent identity and capabilities."""
+    """The agent's persistent identity and capabilities. What is installed (skills, hooks, agents)
+    is not stored here: ``s3 status`` reads it from the install manifest (``install.inventory``)."""
 
     agent_id: str = "sophia-system3"
     identity_goal: str = "Assist users effectively while learning and improving"
     terminal_creed: list[str] = Field(default_factory=lambda: list(TERMINAL_CREED))
     capabilities: dict[str, SkillRecord] = Field(default_factory=dict)
     knowledge_gaps: list[str] = Field(default_factory=list)
-    current_state: AgentState = Field(default_factory=AgentState)
-    installed_skills: list[str] = Field(default_factory=list)
-    installed_hooks: list[str] = Field(default_factory=list)
-    available_agents: list[str] = Field(default_factory=list)
     total_sessions: int = 0
     total_episodes: int = 0
     last_session: datetime | None = None
@@ -172,41 +163,64 @@ class AgentResult(BaseModel):
     error: str | None = None
 
 
-class GuardianConfig(Stored):
-    mode: Literal["enforce", "warn", "off"] = "enforce"
-    allow: list[str] = Field(default_factory=list, description="regexes; a matching command is always allowed")
-    deny: list[str] = Field(default_factory=list, description="regexes; a matching command is always denied")
+def _setting(key: str) -> Any:
+    """The field for one config key: default and description from ``config_defaults``."""
+    s = config_defaults.BY_KEY[key]
+    if isinstance(s.default, list):
+        return Field(default_factory=list, description=s.doc)
+    return Field(s.default, description=s.doc)
 
 
-class ContextConfig(Stored):
-    session_start_enabled: bool = True
-    session_start_max_tokens: int = Field(2000, ge=100, le=20000)
-    prompt_context_enabled: bool = True
-    prompt_context_max_items: int = Field(3, ge=0, le=20)
-    prompt_context_min_score: float = 0.35
-    include_ingested: bool = Field(False, description="inject ingested conversations (s3 ingest) into sessions")
+class _Checked(Stored):
+    """Validated by ``config_defaults.check`` (the one statement of what each key accepts)."""
+
+    section: ClassVar[str] = ""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _check(cls, data: Any) -> Any:
+        raw = data
+        if isinstance(data, dict):  # on assignment the nested sections arrive as models
+            raw = {k: v.model_dump(mode="json") if isinstance(v, BaseModel) else v for k, v in data.items()}
+        _, problems = config_defaults.check({cls.section: raw} if cls.section else raw, only=cls.section)
+        if problems:
+            raise ValueError("; ".join(problems))
+        return data
 
 
-class Config(Stored):
-    schema_version: str = SCHEMA_VERSION
-    embedding_provider: Literal["local", "none", "openai"] = "local"
-    embedding_model: str = "all-MiniLM-L6-v2"
-    embedding_backend: Literal["auto", "numpy", "sqlite-vec"] = "auto"
-    embedding_idle_seconds: int = Field(900, ge=1, description="the embedding service exits after this idle time")
-    embedding_batch_size: int = Field(32, ge=1, le=1024)
-    embedding_threads: int = Field(0, ge=0, le=64, description="torch threads; 0 = min(2, cores)")
-    reflection_trigger: Literal["manual", "on_session_end", "after_n_episodes"] = "manual"
-    reflection_every_n_episodes: int = Field(10, ge=1)
-    guardian_tier3_enabled: bool = True
-    consolidation_min_episodes: int = Field(5, ge=1)
-    user_mode: Literal["single", "multi"] = "single"
-    current_user: str = "default"
+class GuardianConfig(_Checked):
+    section: ClassVar[str] = "guardian"
+    mode: str = _setting("guardian.mode")
+    allow: list[str] = _setting("guardian.allow")
+    deny: list[str] = _setting("guardian.deny")
+
+
+class ContextConfig(_Checked):
+    section: ClassVar[str] = "context"
+    session_start_enabled: bool = _setting("context.session_start_enabled")
+    session_start_max_tokens: int = _setting("context.session_start_max_tokens")
+    prompt_context_enabled: bool = _setting("context.prompt_context_enabled")
+    prompt_context_max_items: int = _setting("context.prompt_context_max_items")
+    prompt_context_min_score: float = _setting("context.prompt_context_min_score")
+    include_ingested: bool = _setting("context.include_ingested")
+
+
+class Config(_Checked):
+    """config.json. Defaults, allowed values and descriptions live in ``config_defaults.SETTINGS``;
+    a test holds these fields, that table and ``templates/config.json`` equal."""
+
+    schema_version: str = _setting("schema_version")
+    embedding_provider: str = _setting("embedding_provider")
+    embedding_model: str = _setting("embedding_model")
+    embedding_backend: str = _setting("embedding_backend")
+    embedding_idle_seconds: int = _setting("embedding_idle_seconds")
+    embedding_batch_size: int = _setting("embedding_batch_size")
+    embedding_threads: int = _setting("embedding_threads")
+    reflection_trigger: str = _setting("reflection_trigger")
+    reflection_every_n_episodes: int = _setting("reflection_every_n_episodes")
+    reflection_max_turns: int = _setting("reflection_max_turns")
+    reflection_timeout_seconds: int = _setting("reflection_timeout_seconds")
+    consolidation_min_episodes: int = _setting("consolidation_min_episodes")
+    current_user: str = _setting("current_user")
     guardian: GuardianConfig = Field(default_factory=GuardianConfig)
     context: ContextConfig = Field(default_factory=ContextConfig)
-
-    @field_validator("current_user")
-    @classmethod
-    def _safe_user(cls, v: str) -> str:
-        if not v or "/" in v or v.startswith("."):
-            raise ValueError("current_user must be a plain name (no '/' and not starting with '.')")
-        return v

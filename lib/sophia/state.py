@@ -37,7 +37,11 @@ def describe_validation(exc: ValidationError) -> str:
     parts = []
     for err in exc.errors()[:5]:
         loc = ".".join(str(x) for x in err.get("loc", ())) or "(root)"
-        parts.append(f"{loc}: {err.get('msg')}")
+        msg = str(err.get("msg"))
+        if err.get("type") == "value_error":  # config_defaults.check's lines name their keys
+            msg = msg.removeprefix("Value error, ")
+            loc = "" if loc == "(root)" else loc
+        parts.append(f"{loc}: {msg}" if loc else msg)
     more = f" (+{exc.error_count() - 5} more)" if exc.error_count() > 5 else ""
     return "; ".join(parts) + more
 
@@ -139,8 +143,9 @@ def _dump_default(value: Any) -> Any:
     return value.model_dump(mode="json") if isinstance(value, BaseModel) else value
 
 
-def init_tree(home: Path | None = None) -> list[str]:
-    """Create whatever is missing (idempotent). Returns the relative paths created."""
+def init_tree(home: Path | None = None, notes: list[str] | None = None) -> list[str]:
+    """Create whatever is missing (idempotent) and migrate an older tree. Returns the relative
+    paths created; what a migration changed that the user should know goes to ``notes``."""
     h = home or paths.sophia_home()
     created: list[str] = []
     if not h.exists():
@@ -155,7 +160,7 @@ def init_tree(home: Path | None = None) -> list[str]:
         ensure_dir(p)
     from .migrations import migrate
 
-    migrate(h)
+    migrate(h, notes)
     for sf in state_files(h):
         p = sf.path(h)
         with locked(p):
@@ -218,9 +223,19 @@ def check_tree(home: Path | None = None, extras: bool = True) -> list[Problem]:
 
 def _check_state_files(h: Path) -> list[Problem]:
     """The JSON state files only (registered checkers repair their own stores)."""
+    from .migrations import CURRENT, _vt, tree_version
+
     problems: list[Problem] = []
+    try:
+        version = tree_version(h)
+    except StateFileError:  # a corrupt config.json is reported below
+        version = None
+    outdated = version is not None and _vt(version) < _vt(CURRENT)
+    if outdated:  # its files follow an older schema: migrate, do not judge them by this one
+        problems.append(Problem(paths.config_path(h), f"the state tree is at schema {version}, this kit at "
+                                f"{CURRENT}: run `s3 init` to migrate it (a backup is kept)"))
     for sf in state_files(h):
-        prob = _check_file(sf, sf.path(h))
+        prob = None if outdated and sf.model is Config else _check_file(sf, sf.path(h))
         if prob:
             problems.append(prob)
     ed = paths.episodes_dir(h)
@@ -261,10 +276,14 @@ def quarantine(p: Path, home: Path) -> Path:
 
 def repair_tree(home: Path | None = None) -> list[Problem]:
     """Quarantine every corrupt file and restore its last good copy or the default."""
+    from .migrations import migrate
+
     h = home or paths.sophia_home()
     init_needed = not h.is_dir()
     if init_needed:
         init_tree(h)
+    with contextlib.suppress(StateFileError):  # a corrupt config.json is set aside below
+        migrate(h)  # an older tree is migrated, never quarantined for following its own schema
     fixed: list[Problem] = []
     by_path = {sf.path(h): sf for sf in state_files(h)}
     for prob in _check_state_files(h):

@@ -29,17 +29,21 @@ def init(json_out: JsonOpt = False) -> None:
     """Create the ~/.sophia state tree (idempotent: existing files are kept as they are).
 
     Creates config.json, self_model.json, user_models/default.json, episodes/index.json,
-    semantic_rules.json, agent_results/ and logs/; directories 0700, files 0600.
+    semantic_rules.json, agent_results/ and logs/; directories 0700, files 0600. An older tree is
+    migrated first (a backup is kept in backups/); what changed is printed as notes.
     """
     from .. import paths
     from ..state import init_tree, secure_tree
 
     home = paths.sophia_home()
-    created = init_tree(home)
+    notes: list[str] = []
+    created = init_tree(home, notes)
     secure_tree(home)
     if json_out:
-        emit_json({"home": str(home), "created": created})
+        emit_json({"home": str(home), "created": created, "migration_notes": notes})
         return
+    for note in notes:
+        typer.echo(f"Note: {note}")
     if created:
         typer.echo(f"Initialised {home}: created {', '.join(created)}")
     else:
@@ -52,6 +56,7 @@ def _status_data(home: Path) -> dict[str, Any]:
     from ..atomic import read_json
     from ..episode_store import read_index
     from ..identity_md import staleness as identity_staleness
+    from ..install.inventory import inventory
     from ..models import SelfModel
     from ..state import load_model
 
@@ -80,12 +85,14 @@ def _status_data(home: Path) -> dict[str, Any]:
         },
         "rules": {"total": len(rules)},
         "claude_md": identity_staleness(home, sm),
+        "installed": inventory(home),
     }
 
 
 @app.command()
 def status(json_out: JsonOpt = False) -> None:
-    """Show identity, creed, capabilities, knowledge gaps, statistics and recent episodes.
+    """Show identity, creed, capabilities, knowledge gaps, statistics, recent episodes and what is
+    installed (skills, agents, hooks: read from the install manifest).
 
     Warns when the generated CLAUDE.md is older than the self-model (run
     `s3 refresh-identity`). A state file that does not parse is named, with the fix.
@@ -147,6 +154,20 @@ def _render_status(data: dict[str, Any]) -> None:
     cm = data["claude_md"]
     c.print("\n[bold]### CLAUDE.md[/bold]")
     c.print(f"- {cm['message']}")
+    _render_installed(data["installed"])
+
+
+def _render_installed(inv: dict[str, Any]) -> None:
+    c = console()
+    c.print("\n[bold]### Installed[/bold]")
+    if not inv["installed"]:
+        c.print(f"- {inv['note']}", markup=False)
+        return
+    for label, key in (("Skills", "skills"), ("Agents", "agents"), ("Hooks", "hooks")):
+        c.print(f"- {label} ({len(inv[key])}): {', '.join(inv[key]) or 'none'}", markup=False)
+    c.print(f"- Into: {', '.join(inv['targets'])}", markup=False)
+    if inv["missing"]:
+        c.print(f"- Missing (run ./install.sh again): {', '.join(inv['missing'])}", markup=False)
 
 
 @app.command()

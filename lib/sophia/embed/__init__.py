@@ -7,5 +7,7 @@ twice) and answers nearest-neighbour searches. The heavy modules (``model``,
 ``backends``, ``service``) import numpy/torch and are never imported by hooks.
 """
 
-MODEL_NAME = "all-MiniLM-L6-v2"
+from ..config_defaults import EMBEDDING_MODELS
+
+MODEL_NAME = EMBEDDING_MODELS[0]  # the default embedding_model (config_defaults holds the list)
 INSTALL_HINT = "pip install 'sophia-system3[embeddings]'"

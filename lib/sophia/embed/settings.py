@@ -1,36 +1,41 @@
 """Embedding settings read from config.json with the standard library (hooks and client use it).
 
-Keys (all optional; see ``models.Config``): ``embedding_provider`` ("local" | "none"),
-``embedding_backend`` ("auto" | "numpy" | "sqlite-vec"), ``embedding_idle_seconds``,
-``embedding_batch_size``, ``embedding_threads``. A config that does not parse leaves
-the defaults in place (the doctor reports the file; recall must not die of it).
+Keys, defaults and allowed values: ``config_defaults`` (``embedding_provider`` local | none,
+``embedding_model``, ``embedding_backend``, ``embedding_idle_seconds``, ``embedding_batch_size``,
+``embedding_threads``). A bad value leaves that key at its fallback (an unknown provider means
+"none": no service starts) and is listed in ``problems`` (``s3 doctor`` reports it as an error);
+recall must not die of a config file.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
-from .. import paths
+from .. import config_defaults, paths
 
-BACKENDS = ("auto", "numpy", "sqlite-vec")
+BACKENDS: tuple[str, ...] = config_defaults.BY_KEY["embedding_backend"].allowed
 DEFAULT_BACKEND = "numpy"  # what "auto" means: chosen by bench/vector_search.py (docs/benchmarks.md)
+_D = {s.key: s.default for s in config_defaults.SETTINGS if s.key.startswith("embedding_")}
 
 
 class EmbedSettings:
     """The embedding keys of config.json. A plain class, not a dataclass: ``dataclasses`` pulls in
     ``inspect`` (~15 ms), and this module sits on the prompt hook's path through the client."""
 
-    __slots__ = ("provider", "backend", "idle_seconds", "batch_size", "threads")
+    __slots__ = ("provider", "backend", "idle_seconds", "batch_size", "threads", "model", "problems")
 
-    def __init__(self, provider: str = "local", backend: str = "auto", idle_seconds: float = 900.0,
-                 batch_size: int = 32, threads: int = 0) -> None:
+    def __init__(self, provider: str = _D["embedding_provider"], backend: str = _D["embedding_backend"],
+                 idle_seconds: float = float(_D["embedding_idle_seconds"]),
+                 batch_size: int = _D["embedding_batch_size"], threads: int = _D["embedding_threads"],
+                 model: str = _D["embedding_model"], problems: list[str] | None = None) -> None:
         self.provider = provider
         self.backend = backend
         self.idle_seconds = idle_seconds
         self.batch_size = batch_size
         self.threads = threads  # 0: auto, the service measures 1..min(2, cpu count) threads, keeps the fastest
+        self.model = model  # the sentence-transformers model the service loads (embed/model.py)
+        self.problems = problems or []  # config.json lines about these keys that did not hold
 
     def __repr__(self) -> str:
         return "EmbedSettings(" + ", ".join(f"{k}={getattr(self, k)!r}" for k in self.__slots__) + ")"
@@ -53,27 +58,13 @@ class EmbedSettings:
 
 
 def load(home: Path | None = None) -> EmbedSettings:
-    try:
-        with open(paths.config_path(home), encoding="utf-8") as fh:
-            raw = json.load(fh)
-    except (OSError, ValueError):
-        raw = {}
-    if not isinstance(raw, dict):
-        raw = {}
-    d = EmbedSettings()
-
-    def num(key: str, default: float, lo: float, hi: float) -> float:
-        v = raw.get(key, default)
-        if isinstance(v, bool) or not isinstance(v, int | float):
-            return default
-        return float(min(max(v, lo), hi))
-
-    provider = raw.get("embedding_provider", d.provider)
-    backend = raw.get("embedding_backend", d.backend)
+    cfg, problems = config_defaults.load(paths.config_path(home), only="embedding_")
     return EmbedSettings(
-        provider=provider if provider in ("local", "none", "openai") else d.provider,
-        backend=backend if backend in BACKENDS else d.backend,
-        idle_seconds=num("embedding_idle_seconds", d.idle_seconds, 1, 7 * 86400),
-        batch_size=int(num("embedding_batch_size", d.batch_size, 1, 1024)),
-        threads=int(num("embedding_threads", d.threads, 0, 64)),
+        provider=cfg["embedding_provider"],
+        backend=cfg["embedding_backend"],
+        idle_seconds=float(cfg["embedding_idle_seconds"]),
+        batch_size=cfg["embedding_batch_size"],
+        threads=cfg["embedding_threads"],
+        model=cfg["embedding_model"],
+        problems=problems,
     )

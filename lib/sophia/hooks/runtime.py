@@ -11,7 +11,7 @@ import os
 import sys
 from pathlib import Path
 
-from .. import paths
+from .. import config_defaults, paths
 
 TYPE_CHECKING = False  # typing costs a few ms to import: annotations only
 if TYPE_CHECKING:
@@ -19,14 +19,6 @@ if TYPE_CHECKING:
     from typing import Any
 
 MAX_PAYLOAD = 32 * 1024 * 1024
-
-CONTEXT_DEFAULTS: dict[str, Any] = {
-    "session_start_enabled": True,
-    "session_start_max_tokens": 2000,
-    "prompt_context_enabled": True,
-    "prompt_context_max_items": 3,
-    "prompt_context_min_score": 0.35,
-}
 
 
 def guarded() -> bool:
@@ -48,19 +40,12 @@ def read_payload(stream: Any = None) -> dict[str, Any]:
 
 
 def load_config(home: Path | None = None) -> dict[str, Any]:
-    """config.json as a dict with the context defaults filled in. Unreadable -> defaults."""
-    try:
-        with open(paths.config_path(home), encoding="utf-8") as fh:
-            cfg = json.load(fh)
-    except (OSError, ValueError):
-        cfg = {}
-    if not isinstance(cfg, dict):
-        cfg = {}
-    ctx = cfg.get("context")
-    merged = dict(CONTEXT_DEFAULTS)
-    if isinstance(ctx, dict):
-        merged.update(ctx)
-    cfg["context"] = merged
+    """config.json with every key of ``config_defaults`` present and valid. A missing file means
+    the defaults; a bad value (or a file that does not parse) means that key's default plus one
+    line in ``logs/hooks.log``: a hook never fails over its config (``s3 doctor`` names the error)."""
+    cfg, problems = config_defaults.load(paths.config_path(home))
+    if problems:
+        log("config.json: " + "; ".join(problems) + " (the hooks use the defaults there; see `s3 doctor`)", home)
     return cfg
 
 

