@@ -31,7 +31,7 @@ BAD: dict[str, Any] = {
     "current_user": "../etc", "guardian.mode": "loud", "guardian.allow": "x", "guardian.deny": ["("],
     "context.session_start_enabled": "yes", "context.session_start_max_tokens": 50,
     "context.prompt_context_enabled": 1, "context.prompt_context_max_items": 99,
-    "context.prompt_context_min_score": 2.0,
+    "context.prompt_context_min_score": 2.0, "context.include_ingested": "no",
 }
 
 
