@@ -30,6 +30,9 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[P
     monkeypatch.delenv("SOPHIA_HOOK_GUARD", raising=False)
     yield home
     stop_embedding_services(tmp_path)
+    from sophia.embed import protocol
+
+    protocol.sock_path(home / ".sophia").unlink(missing_ok=True)  # one a killed service or a test left
 
 
 def stop_embedding_services(root: Path) -> None:

@@ -40,3 +40,27 @@ def kill_services(home: Path) -> None:
     deadline = time.monotonic() + 5
     while service_pids(home) and time.monotonic() < deadline:
         time.sleep(0.05)
+    from sophia.embed import protocol
+
+    protocol.sock_path(home).unlink(missing_ok=True)  # a SIGKILLed service leaves its socket behind
+
+
+def stop_payload(home: Path, tmp: Path) -> str:
+    """The Stop payload of the recorded session in tests/fixtures/lifecycle, with its transcript and
+    the action buffer log_action would have written: what the real session_end.sh hook reads."""
+    import json
+
+    fix = Path(__file__).parent / "fixtures" / "lifecycle"
+    project = tmp / "proj"
+    project.mkdir(exist_ok=True)
+    transcript = tmp / "t.jsonl"
+    transcript.write_text((fix / "transcript_basic.jsonl").read_text().replace("@PROJECT@", str(project)))
+    text = (fix / "payloads.jsonl").read_text().replace("@PROJECT@", str(project))
+    stop = next(p for p in map(json.loads, text.replace("@TRANSCRIPT@", str(transcript)).splitlines())
+                if p["hook_event_name"] == "Stop")
+    buf = home / "buffers" / f"{stop['session_id']}.jsonl"
+    buf.parent.mkdir(parents=True, exist_ok=True)
+    buf.write_text(json.dumps({"ts": "2025-03-01T10:00:01.000Z", "session": stop["session_id"], "tool": "Bash",
+                               "event": "PostToolUse", "outcome": "ok", "id": "toolu_0000", "exit": 0,
+                               "summary": "echo hello", "args_hash": "1"}) + "\n")
+    return json.dumps(stop)

@@ -30,7 +30,7 @@ def test_client_returns_none_fast_when_nothing_runs(sophia_home: Path) -> None:
 def test_client_never_blocks_past_timeout_on_a_silent_server(sophia_home: Path) -> None:
     """A socket that accepts and never answers (a wedged service) costs the caller its timeout, no more."""
     sp = protocol.sock_path(sophia_home)
-    sp.parent.mkdir(parents=True, mode=0o700)
+    assert protocol.ensure_runtime_dir() is None
     srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     srv.bind(str(sp))
     srv.listen(8)
@@ -68,10 +68,11 @@ def test_client_never_blocks_past_timeout_on_a_silent_server(sophia_home: Path) 
 
 def test_stale_socket_reads_as_not_warm(sophia_home: Path) -> None:
     sp = protocol.sock_path(sophia_home)
-    sp.parent.mkdir(parents=True, mode=0o700)
+    assert protocol.ensure_runtime_dir() is None
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.bind(str(sp))
     s.close()  # the file stays, nobody listens: what a SIGKILLed service leaves
+    protocol.pid_path(sophia_home).parent.mkdir(parents=True)
     protocol.pid_path(sophia_home).write_text("999999\n")
     t0 = time.monotonic()
     assert client.is_warm(sophia_home) is False
@@ -279,3 +280,100 @@ def test_missing_sentence_transformers_disables_the_tier_with_a_one_line_note(
     assert client.ensure_started(sophia_home) is None  # not retried on every recall
     d = json.loads(run_s3(["embed", "status", "--json"], s3_env).stdout)
     assert d["warm"] is False and "sophia-system3[embeddings]" in d["unavailable"]
+
+
+LONG = "a-rather-long-folder-name-for-a-state-tree-"  # 43 characters
+
+
+def long_home(root: Path) -> Path:
+    """A SOPHIA_HOME of 150 characters (issue 13: its socket path would have been 159 bytes)."""
+    h = root / "x"
+    while len(str(h)) < 150:
+        h = h / LONG
+    return Path(str(h)[:150].rstrip("/-") + "z")
+
+
+def test_socket_path_stays_short_and_private_whatever_the_home(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    home = long_home(tmp_path)
+    assert len(str(home)) >= 140
+    sp = protocol.sock_path(home)
+    assert len(os.fsencode(sp)) <= protocol.SOCK_PATH_MAX, sp
+    assert protocol.socket_problem(home) is None  # the service could listen there
+    assert protocol.sock_path(home) != protocol.sock_path(tmp_path / "other")  # one socket per home
+    assert protocol.sock_path(home) == protocol.sock_path(Path(str(home) + "/"))  # same home, same socket
+    assert protocol.pid_path(home) == home / "run" / "embed.pid"  # pidfile and lock stay in the home
+    # a usable $XDG_RUNTIME_DIR is preferred; one other users may enter is passed over
+    xdg = tmp_path / "xdg"
+    xdg.mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(xdg))
+    assert protocol.sock_path(home).parent == xdg / "sophia"
+    xdg.chmod(0o755)
+    assert protocol.sock_path(home).parent == Path(f"/tmp/sophia-{os.getuid()}")
+    # the client never talks to a socket in a folder others may enter
+    xdg.chmod(0o700)
+    assert protocol.ensure_runtime_dir() is None
+    (xdg / "sophia").chmod(0o777)
+    assert "open to other users" in (protocol.private_dir_problem(xdg / "sophia") or "")
+    assert client.is_warm(home) is False
+    assert protocol.ensure_runtime_dir() is None and protocol.private_dir_problem(xdg / "sophia") is None
+
+
+def test_start_fails_fast_with_one_line_when_the_service_cannot_listen(
+        sophia_home: Path, s3_env: dict[str, str], tmp_path: Path) -> None:
+    """A service that cannot have its socket says why in one line and exits before loading the model;
+    `s3 embed start` notices at once instead of waiting out its timeout (issue 13: it waited 120 s)."""
+    from conftest import run_s3
+
+    xdg = tmp_path / "xdg"
+    xdg.mkdir(mode=0o700)
+    (xdg / "sophia").write_text("not a folder")  # the runtime folder cannot be made
+    env = {**s3_env, "XDG_RUNTIME_DIR": str(xdg)}
+    t0 = time.monotonic()
+    r = run_s3(["embed", "start", "--timeout", "60"], env)
+    elapsed = time.monotonic() - t0
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert elapsed < 20, elapsed  # no model load, no wait for the timeout
+    first = r.stderr.splitlines()[0]
+    assert first.startswith("s3: error: semantic recall disabled: cannot listen on") and "is not a folder" in first
+    assert "Traceback" not in r.stderr + protocol.log_path(sophia_home).read_text()
+
+
+def test_start_notices_a_service_that_died(sophia_home: Path, s3_env: dict[str, str], tmp_path: Path) -> None:
+    """Any early death (here an interpreter that crashes) ends the wait with the log's last line."""
+    from conftest import run_s3
+
+    fake = tmp_path / "python"
+    fake.write_text("#!/bin/sh\necho 'embed: Fatal Python error: boom' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    t0 = time.monotonic()
+    r = run_s3(["embed", "start", "--timeout", "60"], {**s3_env, "SOPHIA_EMBED_PYTHON": str(fake)})
+    assert r.returncode == 1 and time.monotonic() - t0 < 20
+    assert "exited while starting (embed: Fatal Python error: boom)" in r.stderr
+
+
+def test_recall_on_an_empty_store_does_not_start_the_service(sophia_home: Path, s3_env: dict[str, str]) -> None:
+    """Nothing to search: no start attempt (which would also spend the 30 s cool-down). Something to
+    search: the first recall starts it."""
+    from conftest import run_s3
+    from embed_helpers import kill_services, service_pids
+
+    sophia_home.mkdir(parents=True, mode=0o700)
+    (sophia_home / "config.json").write_text(json.dumps({"embedding_provider": "local"}))
+    try:
+        for _ in range(2):  # no index.db yet, then an index.db without items
+            r = run_s3(["recall", "anything at all"], s3_env)
+            assert r.returncode == 0, r.stderr
+            assert not protocol.spawn_marker_path(sophia_home).exists() and not service_pids(sophia_home)
+            vectors.connect(sophia_home).close()
+        r = run_s3(["learn", "Always pin the base image digest in Dockerfiles", "--domain", "Docker"], s3_env)
+        assert r.returncode == 0, r.stderr
+        r = run_s3(["recall", "docker base image"], s3_env)
+        assert r.returncode == 0 and "pin the base image" in r.stdout, r.stdout + r.stderr
+        assert protocol.spawn_marker_path(sophia_home).exists()
+        deadline = time.monotonic() + 10
+        while not service_pids(sophia_home) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert service_pids(sophia_home)
+    finally:
+        kill_services(sophia_home)

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_s3
-from embed_helpers import kill_services, put_items, service_pids
+from conftest import ROOT, run_s3
+from embed_helpers import kill_services, put_items, service_pids, stop_payload
 from sophia.embed import client, protocol, vectors
 
 pytestmark = pytest.mark.embeddings
@@ -55,7 +55,8 @@ def test_service_lifecycle(home: Path) -> None:
     put_items(conn, ITEMS)
     # what a SIGKILLed service leaves behind: a socket nobody listens on, a dead pid
     sp = protocol.sock_path(home)
-    sp.parent.mkdir(mode=0o700)
+    assert protocol.ensure_runtime_dir() is None
+    protocol.pid_path(home).parent.mkdir(mode=0o700)
     dead = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     dead.bind(str(sp))
     dead.close()
@@ -162,3 +163,65 @@ def test_provider_none_service_refuses_to_start(home: Path, s3_env: dict[str, st
                        capture_output=True, text=True, timeout=30)
     assert p.returncode == 0 and "semantic tier is off" in p.stderr
     assert not service_pids(home)
+
+
+def _status(env: dict[str, str]) -> dict:  # type: ignore[type-arg]
+    r = run_s3(["embed", "status", "--json"], env)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)  # type: ignore[no-any-return]
+
+
+def test_long_home_starts_and_a_hook_write_is_embedded_while_warm(tmp_path: Path, s3_env: dict[str, str]) -> None:
+    """Issue 13: a 150-character SOPHIA_HOME made the socket path too long (the service died at bind and
+    `embed start` waited 120 s); the Stop hook's new episode stayed pending while the service was warm."""
+    from test_embed_client import long_home
+
+    home = long_home(tmp_path)
+    home.mkdir(parents=True, mode=0o700)
+    (home / "config.json").write_text(json.dumps({"embedding_provider": "local", "embedding_idle_seconds": 600}))
+    env = {**s3_env, "SOPHIA_HOME": str(home), "SOPHIA_PYTHON": sys.executable}
+    try:
+        r = run_s3(["embed", "start", "--json", "--timeout", "100"], env)
+        assert r.returncode == 0, r.stderr + protocol.log_path(home).read_text()[-2000:]
+        d = json.loads(r.stdout)
+        assert d["warm"] and len(d["socket"].encode()) <= 107 and d["items"] == 0
+        hook = subprocess.run(["bash", str(ROOT / "hooks" / "session_end.sh")], input=stop_payload(home, tmp_path),
+                              env=env, capture_output=True, text=True, timeout=30)
+        assert hook.returncode == 0 and not hook.stderr, hook.stderr
+        assert _wait(lambda: _status(env)["items"] == 1, 5), _status(env)
+        assert _wait(lambda: _status(env)["pending"] == 0, 10), _status(env)  # nudged, not started
+        assert _status(env)["embedded"] == 1
+    finally:
+        kill_services(home)
+
+
+def test_rebuild_under_a_running_service_is_followed(home: Path, s3_env: dict[str, str]) -> None:
+    """Issue 13: after `s3 index --rebuild` the service kept the deleted index.db open, embedded new
+    items into it and searched it. Now it reopens the new file and `embed status` shows what it serves."""
+    (home / "config.json").write_text(json.dumps({"embedding_provider": "local", "embedding_idle_seconds": 600}))
+    r = run_s3(["learn", "Always pin the base image digest in Dockerfiles", "--domain", "Docker"], s3_env)
+    assert r.returncode == 0, r.stderr
+    r = run_s3(["embed", "start", "--json", "--timeout", "100"], s3_env)
+    assert r.returncode == 0, r.stderr
+    assert _wait(lambda: _status(s3_env)["pending"] == 0, 10)
+    old_inode = (home / "index.db").stat().st_ino
+    assert _status(s3_env)["db"]["served_inode"] == old_inode
+
+    r = run_s3(["index", "--rebuild"], s3_env)
+    assert r.returncode == 0, r.stderr
+    new_inode = (home / "index.db").stat().st_ino
+    assert new_inode != old_inode
+    r = run_s3(["learn", "Run the database migrations before deploying the web app", "--domain", "Deploy",
+                "--json"], s3_env)
+    assert r.returncode == 0, r.stderr
+    assert _wait(lambda: _status(s3_env)["pending"] == 0, 10), _status(s3_env)
+    d = _status(s3_env)
+    assert d["items"] == 2 and d["embedded"] == 2
+    assert d["db"]["served_inode"] == new_inode and d["db"]["current"] is True and d["db"]["generation"] == 1
+    conn = vectors.connect(home)  # the vectors are in the new file
+    assert conn.execute("SELECT count(*) FROM vectors").fetchone()[0] == 2
+    rule = conn.execute("SELECT id FROM items WHERE text LIKE '%migrations%'").fetchone()[0]
+    conn.close()
+    hits = client.search("schema changes when shipping a release", 1, home=home, timeout=5)
+    assert hits is not None and hits[0][0] == rule
+    assert "Serves: " in run_s3(["embed", "status"], s3_env).stdout

@@ -39,6 +39,25 @@ def _db_counts(home: Path) -> dict[str, Any] | None:
         return None
 
 
+def _db_report(home: Path, live: dict[str, Any] | None) -> dict[str, Any]:
+    """Which index.db the service serves (device, inode, how often it reopened a replaced one) and
+    whether that is the file now on disk: a mismatch means semantic recall reads a stale index."""
+    import os
+
+    from .. import paths
+
+    path = paths.index_db_path(home)
+    try:
+        st = os.stat(path)
+        on_disk: int | None = st.st_ino
+    except OSError:
+        on_disk = None
+    served = (live or {}).get("db") or {}
+    return {"path": str(path), "inode": on_disk, "served_inode": served.get("inode"),
+            "generation": served.get("generation"),
+            "current": None if not live else served.get("inode") == on_disk}
+
+
 def _status(home: Path) -> dict[str, Any]:
     from ..embed import MODEL_NAME, client, protocol, settings
 
@@ -59,6 +78,7 @@ def _status(home: Path) -> dict[str, Any]:
     }
     counts = {k: live[k] for k in ("items", "embedded", "pending")} if live else _db_counts(home)
     data.update(counts or {"items": None, "embedded": None, "pending": None})
+    data["db"] = _db_report(home, live)
     if live:
         data["service"] = {k: v for k, v in live.items() if k not in ("ok", "v")}
     return data
@@ -75,6 +95,12 @@ def _render(d: dict[str, Any]) -> None:
         typer.echo("Index: no index.db yet (nothing ingested).")
     else:
         typer.echo(f"Items: {d['items']}, embedded: {d['embedded']}, pending: {d['pending']}")
+    db = d["db"]
+    if d["warm"]:
+        typer.echo(f"Serves: {db['path']} (inode {db['served_inode']}, reopened {db['generation']}x)")
+        if db["current"] is False:
+            typer.echo(f"Warning: the file on disk is inode {db['inode']}; the service reads a replaced "
+                       "index (run `s3 embed stop` then `s3 embed start`).")
     if d["unavailable"]:
         typer.echo(f"Note: {d['unavailable']}")
     typer.echo(f"Log: {d['log']}")
@@ -82,7 +108,8 @@ def _render(d: dict[str, Any]) -> None:
 
 @embed_app.command("status")
 def status_cmd(json_out: JsonOpt = False) -> None:
-    """Whether the service is warm, its pid and backend, and how many items are embedded / pending."""
+    """Whether the service is warm, its pid and backend, the index.db it serves, and how many items are
+    embedded / pending."""
     from .. import paths
 
     d = _status(paths.sophia_home())
@@ -107,7 +134,7 @@ def start_cmd(
         fail("semantic recall is off (embedding_provider is \"none\")",
              hint='set "embedding_provider": "local" in config.json to turn it on')
     spawned = client.ensure_started(home, force=True) if not client.is_warm(home) else None
-    ok = client.wait_warm(home, timeout) if wait else True
+    ok = client.wait_warm(home, timeout, child=spawned) if wait else True
     d = _status(home)
     d["spawned"] = spawned
     if json_out:
@@ -115,9 +142,23 @@ def start_cmd(
     else:
         _render(d)
     if not ok:
-        reason = client.unavailable_reason(home)
-        fail(reason or f"the service did not become warm within {timeout:.0f}s",
-             hint=f"see {d['log']}")
+        fail(_start_failure(home, timeout, spawned), hint=f"see {d['log']}")
+
+
+def _start_failure(home: Path, timeout: float, child: int | None) -> str:
+    """One line on why ``start`` failed: the service's note, its last log line if it died, or the wait."""
+    from ..embed import client, protocol
+
+    reason = client.unavailable_reason(home)
+    if reason:
+        return reason
+    if child and client.service_pid(home) is None:
+        try:
+            last = protocol.log_path(home).read_text(encoding="utf-8", errors="replace").strip().splitlines()[-1]
+        except (OSError, IndexError):
+            last = "no log"
+        return f"the embedding service exited while starting ({last[:300]})"
+    return f"the service did not become warm within {timeout:.0f}s"
 
 
 @embed_app.command("stop")

@@ -1,7 +1,7 @@
 """Semantic tier: a local embedding service and its standard-library client.
 
-``client`` (stdlib only, cheap to import) talks line-delimited JSON over a Unix socket
-``run/embed.sock`` to ``python -m sophia.embed.service``, which holds the MiniLM model,
+``client`` (stdlib only, cheap to import) talks line-delimited JSON over a Unix socket in a short
+per-user runtime folder (``protocol.sock_path``) to ``python -m sophia.embed.service``, which holds the MiniLM model,
 embeds new index items in batches (vectors are keyed by content hash, never computed
 twice) and answers nearest-neighbour searches. The heavy modules (``model``,
 ``backends``, ``service``) import numpy/torch and are never imported by hooks.

@@ -3,7 +3,8 @@ import, safe on hook paths (``python -I -S``).
 
 Nothing here ever waits for the model to load: when the service is not warm, ``search`` and
 ``embed`` return None at once (and start the service in the background), so the caller
-answers from the keyword tier. Every socket operation has a deadline.
+answers from the keyword tier. Every socket operation has a deadline. The index's writer calls
+``index_written`` after each change, which nudges a running service (never starts one).
 """
 
 from __future__ import annotations
@@ -11,9 +12,9 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import socket
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -36,11 +37,16 @@ def _request(req: dict[str, Any], home: Path, timeout: float) -> dict[str, Any] 
     Raises ConnectionRefusedError / FileNotFoundError when nobody listens (callers that care
     about "not running" vs "slow" catch those).
     """
+    import socket  # not at the top: the writer's nudge (on the Stop hook's path) needs only _socket
+
     deadline = time.monotonic() + max(timeout, 0.001)
+    sp = protocol.sock_path(home)
+    if protocol.private_dir_problem(sp.parent):  # never talk to a socket another user could have put there
+        raise ConnectionRefusedError(errno.ENOENT, "no private runtime folder")
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         s.settimeout(max(deadline - time.monotonic(), 0.001))
-        s.connect(str(protocol.sock_path(home)))
+        s.connect(str(sp))
         s.settimeout(max(deadline - time.monotonic(), 0.001))
         s.sendall(protocol.encode({"v": protocol.VERSION, **req}))
         line = protocol.read_line(s, protocol.MAX_RESPONSE, deadline)
@@ -58,11 +64,14 @@ def _request(req: dict[str, Any], home: Path, timeout: float) -> dict[str, Any] 
     return resp
 
 
-def _call(req: dict[str, Any], home: Path, timeout: float, start: bool) -> dict[str, Any] | None:
+Start = bool | Callable[[], bool]  # or a test run only when no service answers ("is it worth it?")
+
+
+def _call(req: dict[str, Any], home: Path, timeout: float, start: Start) -> dict[str, Any] | None:
     try:
         resp = _request(req, home, timeout)
     except ConnectionRefusedError:
-        if start:
+        if start is True or (callable(start) and start()):
             ensure_started(home)
         return None
     return resp if resp and resp.get("ok") else None
@@ -205,10 +214,11 @@ def embed(texts: list[str], *, home: Path | str | None = None, timeout: float = 
 
 
 def search(query: str, k: int, *, home: Path | str | None = None, types: list[str] | None = None,
-           timeout: float = 0.2, start: bool = True) -> list[tuple[str, float]] | None:
+           timeout: float = 0.2, start: Start = True) -> list[tuple[str, float]] | None:
     """``[(item_id, cosine)]`` best first, or None (not warm, disabled, or slower than ``timeout``).
 
-    When no service runs, one is started in the background for the next call.
+    When no service runs, one is started in the background for the next call (``start`` may be a
+    function that says whether that is worth it).
     """
     h = _home(home)
     if not enabled(h):
@@ -233,6 +243,34 @@ def request_embed(home: Path | str | None = None, timeout: float = 0.2) -> bool:
     return _call({"op": "nudge"}, h, timeout, start=True) is not None
 
 
+def nudge(home: Path | str | None = None) -> bool:
+    """Tell a running service that new items wait, without waiting for it and without starting one
+    (hook-safe: one connect and one small write on a local socket). True when it was delivered."""
+    import _socket
+
+    s = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    try:
+        s.settimeout(0.05)
+        s.connect(str(protocol.sock_path(_home(home))))
+        s.sendall(protocol.encode({"v": protocol.VERSION, "op": "nudge"}))
+    except OSError:
+        return False
+    finally:
+        s.close()
+    return True
+
+
+def index_written(conn: Any) -> None:
+    """Called by the index's one writer after it changed items: nudge the service of the home that
+    holds this index.db (a rebuild's temporary file is left alone). Never raises."""
+    try:
+        db = Path(conn.execute("PRAGMA database_list").fetchone()[2])
+        if db.name == paths.index_db_path(db.parent).name:
+            nudge(db.parent)
+    except Exception:
+        pass
+
+
 def status(home: Path | str | None = None, timeout: float = 2.0) -> dict[str, Any] | None:
     """The service's own report (counts, backend, pid...), or None when it is not warm."""
     return _call({"op": "status"}, _home(home), timeout, start=False)
@@ -254,15 +292,18 @@ def stop(home: Path | str | None = None, timeout: float = 10.0) -> bool:
     return False
 
 
-def wait_warm(home: Path | str | None = None, timeout: float = 120.0) -> bool:
-    """Block until the service answers (for the CLI's ``start --wait`` and benches)."""
+def wait_warm(home: Path | str | None = None, timeout: float = 120.0, child: int | None = None) -> bool:
+    """Block until the service answers (for the CLI's ``start --wait`` and benches).
+
+    Returns False early when the service left an "unavailable" note, or when ``child`` (the pid
+    ``ensure_started`` returned) has exited and no other service holds the home."""
     h = _home(home)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if is_warm(h, timeout=0.5):
             return True
-        if service_pid(h) is None and unavailable_reason(h):
-            return False
+        if service_pid(h) is None and (unavailable_reason(h) or (child and not _alive(child))):
+            return is_warm(h, timeout=0.5)
         time.sleep(0.1)
     return False
 

@@ -9,11 +9,16 @@ without limit.
 
 from __future__ import annotations
 
+import hashlib
 import json
-import socket
+import os
+import stat
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the module itself stays cheap for the index writer's nudge (no ``socket`` import)
+    import socket
 
 from .. import paths
 
@@ -23,14 +28,76 @@ MAX_RESPONSE = 32 * 1024 * 1024  # bytes of one response line
 MAX_TEXTS = 512  # texts per embed request
 MAX_TEXT_CHARS = 20_000  # longer texts are cut (the model reads ~256 tokens anyway)
 MAX_K = 1000
+SOCK_PATH_MAX = 107  # bytes: sun_path holds 108 with the terminating NUL
+_SOCK_TAIL = len("/sophia/embed-0123456789abcdef.sock")  # what sock_path adds to $XDG_RUNTIME_DIR
 
 
 class ProtocolError(Exception):
     pass
 
 
+def runtime_dir() -> Path:
+    """The short per-user folder that holds the sockets: ``$XDG_RUNTIME_DIR/sophia`` when that is
+    a private folder of this user, else ``/tmp/sophia-<uid>`` (the service creates it 0700)."""
+    xdg = os.environ.get("XDG_RUNTIME_DIR", "")
+    fits = len(os.fsencode(xdg)) + _SOCK_TAIL <= SOCK_PATH_MAX
+    if xdg.startswith("/") and fits and private_dir_problem(Path(xdg)) is None:
+        return Path(xdg) / "sophia"
+    return Path(f"/tmp/sophia-{os.getuid()}")
+
+
+def home_key(home: Path | None = None) -> str:
+    """16 hex digits naming one state tree (its real path), so that each home gets its own socket."""
+    real = os.path.realpath(os.fspath(home or paths.sophia_home()))
+    return hashlib.sha256(os.fsencode(real)).hexdigest()[:16]
+
+
 def sock_path(home: Path | None = None) -> Path:
-    return paths.run_dir(home) / "embed.sock"
+    """The service's socket: in the runtime folder, not in the home, so that a long SOPHIA_HOME
+    never makes it longer than a Unix socket path may be (107 bytes)."""
+    return runtime_dir() / f"embed-{home_key(home)}.sock"
+
+
+def private_dir_problem(d: Path) -> str | None:
+    """None when ``d`` is a real folder (not a symlink) of this user that nobody else may enter."""
+    try:
+        st = os.lstat(d)
+    except OSError as exc:
+        return f"{d}: {exc.strerror}"
+    if not stat.S_ISDIR(st.st_mode):
+        return f"{d} is not a folder"
+    if st.st_uid != os.getuid():
+        return f"{d} belongs to uid {st.st_uid}, not to this user ({os.getuid()})"
+    if st.st_mode & 0o077:
+        return f"{d} is open to other users (mode {stat.S_IMODE(st.st_mode):o})"
+    return None
+
+
+def ensure_runtime_dir() -> str | None:
+    """Create the runtime folder (0700) if needed; None when it is safe to use, else why not."""
+    d = runtime_dir()
+    try:
+        d.mkdir(mode=0o700)
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        return f"cannot create {d}: {exc.strerror}"
+    problem = private_dir_problem(d)
+    if problem and "open to other users" in problem:
+        try:
+            os.chmod(d, 0o700)  # ours (checked above): close it
+        except OSError:
+            return problem
+        problem = private_dir_problem(d)
+    return problem
+
+
+def socket_problem(home: Path | None = None) -> str | None:
+    """Why the service could not listen on its socket (folder unsafe, path too long), or None."""
+    sp = sock_path(home)
+    if len(os.fsencode(sp)) > SOCK_PATH_MAX:
+        return f"the socket path {sp} is longer than {SOCK_PATH_MAX} bytes"
+    return ensure_runtime_dir()
 
 
 def pid_path(home: Path | None = None) -> Path:

@@ -2,11 +2,15 @@
 
 One per SOPHIA_HOME: the process holds an exclusive flock on ``run/embed.lock`` for its
 whole life (taken before any heavy import, so a losing racer exits in milliseconds), writes
-``run/embed.pid``, loads MiniLM offline, then listens on ``run/embed.sock`` (0600, in a 0700
-directory; a socket left by a dead service is replaced). The socket only appears once the
-model is loaded, so "the socket answers" means "warm".
+``run/embed.pid``, loads MiniLM offline, then listens on ``protocol.sock_path(home)`` (0600, in
+the short per-user runtime folder, 0700; a socket left by a dead service is replaced). The
+socket only appears once the model is loaded, so "the socket answers" means "warm". A socket
+it cannot have (unsafe folder, bind error) leaves a one-line note and exits at once.
 
 A background thread embeds pending index items at start and whenever a client nudges.
+index.db may be replaced under the service (``s3 index --rebuild`` swaps in a new file): before
+each search / status request and at least every ``DB_CHECK_SECONDS`` the service compares the
+file's (device, inode) with the one it has open, and reopens (then syncs) when they differ.
 Interactive requests (search, embed) use a second instance of the model, so they never wait
 behind an indexing batch. The service exits
 after ``embedding_idle_seconds`` without requests or indexing work, and on SIGTERM/SIGINT,
@@ -32,6 +36,16 @@ from .. import paths
 from . import MODEL_NAME, protocol, settings
 
 _LOCK_FD: int | None = None
+DB_CHECK_SECONDS = 2.0  # the indexer looks for a replaced index.db at least this often
+
+
+def db_identity(path: Path) -> tuple[int, int] | None:
+    """(device, inode) of the file at ``path``, None when there is none."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
 
 
 def log(msg: str) -> None:
@@ -75,6 +89,9 @@ def _bind(home: Path) -> tuple[socket.socket, tuple[int, int]]:
     old = os.umask(0o177)
     try:
         srv.bind(str(sp))
+    except OSError:
+        srv.close()
+        raise
     finally:
         os.umask(old)
     os.chmod(sp, 0o600)
@@ -111,7 +128,10 @@ class Service:
         conn = vectors.connect(home)  # creates / migrates index.db
         conn.close()
         self.db_path = paths.index_db_path(home)
-        self.backend = self._make_backend(backend_name)
+        self.backend_name = backend_name
+        self._db_lock = threading.Lock()
+        self.db_generation = 0  # how many times a replaced index.db was reopened
+        self.db_id, self.backend = self._open_backend()
         from .tuning import ThreadTuner
 
         # embedding_threads = 0: measure 1..max threads on live batches and keep the fastest
@@ -126,38 +146,59 @@ class Service:
             why = sqlite_vec_available()
             if why:
                 log(f"sqlite-vec unavailable ({why}); using numpy")
-                name = "numpy"
+                name = self.backend_name = "numpy"
         return make_backend(name, self.db_path, MODEL_NAME, self.encoder.dim)
 
-    # -- indexing ---------------------------------------------------------------
-    def indexer(self) -> None:
-        from . import indexer, vectors
+    def _open_backend(self) -> tuple[tuple[int, int] | None, Any]:
+        """A backend on index.db and the identity of the file it opened (stat before and after)."""
+        while True:
+            before = db_identity(self.db_path)
+            backend = self._make_backend(self.backend_name)
+            if db_identity(self.db_path) == before:
+                return before, backend
+            backend.close()  # replaced while we opened it: again
 
+    def check_db(self) -> bool:
+        """Reopen index.db when the file was replaced (a rebuild); True when it was. One stat."""
+        now = db_identity(self.db_path)
+        if now is None or now == self.db_id:
+            return False  # a missing file is not a new one: keep serving until one appears
+        with self._db_lock:
+            if db_identity(self.db_path) == self.db_id:
+                return False
+            old_id = self.db_id
+            self.db_id, self.backend = self._open_backend()  # the old one is closed when unreferenced
+            self.db_generation += 1
+        log(f"index.db was replaced (inode {old_id[1] if old_id else None} -> "
+            f"{self.db_id[1] if self.db_id else None}); reopened it")
+        self.nudge.set()  # embed what the new file lacks
+        return True
+
+    # -- indexing ---------------------------------------------------------------
+    def _indexer_conn(self, conn: Any, conn_id: Any) -> tuple[Any, Any]:
+        """The indexer's connection, reopened when it is not on the file the service serves."""
+        from . import vectors
+
+        self.check_db()
+        if conn is not None and conn_id == self.db_id:
+            return conn, conn_id
+        if conn is not None:
+            conn.close()
         conn = vectors.connect(self.home)
+        return conn, self.db_id
+
+    def indexer(self) -> None:
+        conn, conn_id = self._indexer_conn(None, None)
         try:
             while not self.stop.is_set():
-                if not self.nudge.wait(timeout=60.0):
+                woke = self.nudge.wait(timeout=DB_CHECK_SECONDS)
+                conn, conn_id = self._indexer_conn(conn, conn_id)
+                if not (woke or self.nudge.is_set()):
                     continue
                 self.nudge.clear()
                 self.indexing = True
-                self._batch_count, self._last_progress_log = 0, time.monotonic()
-                t0 = time.perf_counter()
                 try:
-                    gone = vectors.delete_orphans(conn)
-                    conn.commit()
-                    done = indexer.sync(
-                        conn, self._bulk_encode, MODEL_NAME,
-                        batch_size=self.cfg.batch_size, stop=self.stop.is_set, on_progress=self._progress,
-                    )
-                    self.embedded_total += done["embedded"]
-                    self.copied_total += done["copied"]
-                    if done["embedded"] or done["copied"] or gone:
-                        dt = time.perf_counter() - t0
-                        rate = done["embedded"] / dt if dt > 0 else 0.0
-                        log(f"indexed: {done['embedded']} embedded ({rate:.0f}/s, threads chosen "
-                            f"{self.tuner.best if self.tuner else self.cfg.resolved_threads()}), {done['copied']} reused "
-                            f"by hash, {gone} orphans dropped in {dt:.1f}s")
-                        self._touch()
+                    self._sync_pass(conn, conn_id)
                 except Exception as exc:
                     self.last_error = f"{type(exc).__name__}: {exc}"
                     log("indexing failed: " + "".join(traceback.format_exception_only(exc)).strip())
@@ -167,6 +208,34 @@ class Service:
                     self.indexing = False
         finally:
             conn.close()
+
+    def _sync_pass(self, conn: Any, conn_id: Any) -> None:
+        """Embed what index.db lacks; a pass stops early when the file is replaced under it (the
+        next pass runs on the new file)."""
+        from . import indexer, vectors
+
+        def replaced() -> bool:
+            return db_identity(self.db_path) != conn_id
+
+        self._batch_count, self._last_progress_log = 0, time.monotonic()
+        t0 = time.perf_counter()
+        gone = vectors.delete_orphans(conn)
+        conn.commit()
+        done = indexer.sync(
+            conn, self._bulk_encode, MODEL_NAME, batch_size=self.cfg.batch_size,
+            stop=lambda: self.stop.is_set() or replaced(), on_progress=self._progress,
+        )
+        if replaced():
+            self.nudge.set()
+        self.embedded_total += done["embedded"]
+        self.copied_total += done["copied"]
+        if done["embedded"] or done["copied"] or gone:
+            dt = time.perf_counter() - t0
+            rate = done["embedded"] / dt if dt > 0 else 0.0
+            log(f"indexed: {done['embedded']} embedded ({rate:.0f}/s, threads chosen "
+                f"{self.tuner.best if self.tuner else self.cfg.resolved_threads()}), {done['copied']} reused "
+                f"by hash, {gone} orphans dropped in {dt:.1f}s")
+            self._touch()
 
     def _bulk_encode(self, texts: list[str]) -> Any:
         if self.tuner is not None:
@@ -217,6 +286,8 @@ class Service:
         if op == "ping":
             return {"ok": True, "pid": os.getpid(), "model": MODEL_NAME, "backend": self.backend.name}
         self._touch()
+        if op in ("search", "status"):
+            self.check_db()
         if op == "nudge":
             self.nudge.set()
             return {"ok": True}
@@ -226,24 +297,30 @@ class Service:
             self.stop.set()
             return {"ok": True}
         if op == "embed":
-            texts = req.get("texts")
-            if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
-                return {"ok": False, "error": "texts must be a list of strings"}
-            if len(texts) > protocol.MAX_TEXTS:
-                return {"ok": False, "error": f"at most {protocol.MAX_TEXTS} texts per request"}
-            vecs = self._encode([t[: protocol.MAX_TEXT_CHARS] for t in texts])
-            return {"ok": True, "dim": self.encoder.dim, "vectors": [[round(float(x), 7) for x in v] for v in vecs]}
+            return self._embed(req)
         if op == "search":
-            query, k, types = req.get("query"), req.get("k", 10), req.get("types")
-            if not isinstance(query, str) or not isinstance(k, int) or isinstance(k, bool):
-                return {"ok": False, "error": "search needs query (string) and k (integer)"}
-            if types is not None and (not isinstance(types, list) or not all(isinstance(t, str) for t in types)):
-                return {"ok": False, "error": "types must be a list of strings"}
-            k = max(0, min(k, protocol.MAX_K))
-            qvec = self._encode([query[: protocol.MAX_TEXT_CHARS]])[0]
-            hits = self.backend.search(qvec, k, types or None)
-            return {"ok": True, "results": [[iid, round(score, 6)] for iid, score in hits]}
+            return self._search(req)
         return {"ok": False, "error": f"unknown op {op!r}"}
+
+    def _embed(self, req: dict[str, Any]) -> dict[str, Any]:
+        texts = req.get("texts")
+        if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+            return {"ok": False, "error": "texts must be a list of strings"}
+        if len(texts) > protocol.MAX_TEXTS:
+            return {"ok": False, "error": f"at most {protocol.MAX_TEXTS} texts per request"}
+        vecs = self._encode([t[: protocol.MAX_TEXT_CHARS] for t in texts])
+        return {"ok": True, "dim": self.encoder.dim, "vectors": [[round(float(x), 7) for x in v] for v in vecs]}
+
+    def _search(self, req: dict[str, Any]) -> dict[str, Any]:
+        query, k, types = req.get("query"), req.get("k", 10), req.get("types")
+        if not isinstance(query, str) or not isinstance(k, int) or isinstance(k, bool):
+            return {"ok": False, "error": "search needs query (string) and k (integer)"}
+        if types is not None and (not isinstance(types, list) or not all(isinstance(t, str) for t in types)):
+            return {"ok": False, "error": "types must be a list of strings"}
+        k = max(0, min(k, protocol.MAX_K))
+        qvec = self._encode([query[: protocol.MAX_TEXT_CHARS]])[0]
+        hits = self.backend.search(qvec, k, types or None)
+        return {"ok": True, "results": [[iid, round(score, 6)] for iid, score in hits]}
 
     def _encode(self, texts: list[str]) -> Any:
         return self.encoder.encode(texts, self.cfg.batch_size, interactive=True)
@@ -265,6 +342,8 @@ class Service:
             "requests": self.requests, "last_error": self.last_error, "rss_mb": _rss_mb(),
             "batch_size": self.cfg.batch_size,
             "threads": self.tuner.best if self.tuner else self.cfg.resolved_threads(), **counts, "backend": self.backend.stats(),
+            "db": {"path": str(self.db_path), "device": self.db_id[0] if self.db_id else None,
+                   "inode": self.db_id[1] if self.db_id else None, "generation": self.db_generation},
         }
 
     # -- main loop ------------------------------------------------------------------
@@ -319,6 +398,17 @@ def _cleanup(home: Path, sock_id: tuple[int, int] | None) -> None:
         pass
 
 
+def _unavailable(home: Path, why: str) -> int:
+    """Leave the one-line note clients and ``s3 embed status`` show, log it, return the exit code."""
+    msg = f"semantic recall disabled: {why}"
+    try:
+        protocol.unavailable_path(home).write_text(msg + "\n", encoding="utf-8")
+    except OSError:
+        pass
+    log(msg)
+    return 3
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m sophia.embed.service", description=__doc__.split("\n\n")[0])
     ap.add_argument("--home", help="SOPHIA_HOME to serve (default: $SOPHIA_HOME or ~/.sophia)")
@@ -358,16 +448,19 @@ def main(argv: list[str] | None = None) -> int:
 
     sock_id = None
     try:
+        problem = protocol.socket_problem(home)  # before the model: a doomed start fails in milliseconds
+        if problem:
+            return _unavailable(home, f"cannot listen on {protocol.sock_path(home)}: {problem}")
         try:
             svc = Service(home, cfg, args.backend or cfg.resolved_backend())
         except EmbeddingsUnavailable as exc:
-            msg = f"semantic recall disabled: {exc}"
-            protocol.unavailable_path(home).write_text(msg + "\n", encoding="utf-8")
-            log(msg)
-            return 3
+            return _unavailable(home, str(exc))
         protocol.unavailable_path(home).unlink(missing_ok=True)
         svc_ref["svc"] = svc
-        srv, sock_id = _bind(home)
+        try:
+            srv, sock_id = _bind(home)
+        except OSError as exc:
+            return _unavailable(home, f"cannot listen on {protocol.sock_path(home)}: {exc.strerror or exc}")
         log(f"listening on {protocol.sock_path(home)}")
         try:
             svc.serve(srv)

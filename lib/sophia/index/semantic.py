@@ -4,6 +4,8 @@
 thread, so the service computes the query embedding while this process does its own work
 (imports, keyword scoring); ``get()`` then collects the hits. When the service is not warm, the
 client answers None at once and recall is keyword-only. ``SOPHIA_RECALL_SEMANTIC=0`` skips it.
+A cold service is started only when the index holds something to embed: a recall on an empty
+store spends neither the start attempt nor its cool-down.
 """
 
 from __future__ import annotations
@@ -22,6 +24,25 @@ def enabled() -> bool:
     return os.environ.get("SOPHIA_RECALL_SEMANTIC", "1") != "0"
 
 
+def worth_starting(home: Path | None) -> bool:
+    """True when index.db holds at least one item (asked only when no service answered)."""
+    import sqlite3
+
+    from .. import paths
+
+    db = paths.index_db_path(home)
+    if not db.exists():
+        return False
+    try:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=0.2)
+        try:
+            return conn.execute("SELECT EXISTS (SELECT 1 FROM items)").fetchone()[0] == 1
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return False
+
+
 def ask(query: str, k: int, home: Path | None, types: list[str] | None) -> Hits | None:
     """The semantic tier's hits, best first, or None (not installed, not warm, too slow)."""
     if not enabled():
@@ -31,7 +52,8 @@ def ask(query: str, k: int, home: Path | None, types: list[str] | None) -> Hits 
     except Exception:
         return None
     try:
-        return client.search(query, k, home=home, types=types, timeout=TIMEOUT)
+        return client.search(query, k, home=home, types=types, timeout=TIMEOUT,
+                             start=lambda: worth_starting(home))
     except Exception:
         return None
 

@@ -190,6 +190,12 @@ def upsert_items(conn: sqlite3.Connection, items: list[dict[str, Any]]) -> int:
     except BaseException:
         conn.execute("ROLLBACK")
         raise
+    if n:  # a running embedding service embeds the new text within seconds (never starts one)
+        try:
+            from ..embed.client import index_written
+        except ImportError:
+            return n
+        index_written(conn)
     return n
 
 
