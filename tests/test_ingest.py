@@ -143,3 +143,19 @@ def test_bench_locomo_on_one_dev_conversation(tmp_path: Path, s3_env: dict[str, 
     assert set(res["recall"]) >= {"all", "1-4", "1 multi-hop", "2 temporal", "3 open-domain", "4 single-hop",
                                   "5 adversarial"}
     assert not (paths.sophia_home() / "index.db").exists()  # the bench used its own temp homes
+
+
+def test_ingested_turns_sit_on_both_timelines(tmp_path: Path, sophia_home: Path) -> None:
+    """Event time = when it was said; record time = when it was first ingested (kept on re-ingest)."""
+    f = tmp_path / "one.json"
+    f.write_text(json.dumps(_locomo_sample()))
+    ingest_file(f, "locomo", home=sophia_home, nudge=False)
+    conn = db.connect(sophia_home)
+    first = {r["id"]: r["timestamp"] for r in search(conn, "beagle", use_semantic=False)}
+    assert first and all(ts > "2024" for ts in first.values())  # recorded now, not in 2023
+    ids = [r["id"] for r in search(conn, "beagle", as_of="2023-05-20", use_semantic=False)]
+    assert "turn:conv-x:D1:2" in ids and "turn:conv-x:D2:1" not in ids  # D2 was said in June
+    assert search(conn, "beagle", as_of="2023-06-05", known_at="2023-12-31", use_semantic=False) == []
+    assert ingest_file(f, "locomo", home=sophia_home, nudge=False)["indexed"] == 0
+    assert {r["id"]: r["timestamp"] for r in search(conn, "beagle", use_semantic=False)} == first
+    conn.close()

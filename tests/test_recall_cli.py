@@ -78,7 +78,7 @@ def test_batch_mode_in_order(filled: Path, tmp_path: Path, s3_env: dict[str, str
     assert len(lines[1]["results"]) == 1
     assert lines[2]["results"] == [] and "error" not in lines[2]
     assert "empty query" in lines[3]["error"]
-    assert [x["id"] for x in lines[4]["results"]] == ["rule_1"]  # fact_1 recorded later
+    assert [x["id"] for x in lines[4]["results"]] == ["rule_1"]  # fact_1 happened later
     assert "error" in lines[5]
     r = run_s3(["recall", "--queries", "-", "--json"], s3_env, input=json.dumps({"id": 1, "query": "cello"}))
     assert json.loads(r.stdout)["results"][0]["id"] == "fact_2"

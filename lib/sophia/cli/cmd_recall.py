@@ -28,11 +28,16 @@ def recall(
     project: Annotated[str | None, typer.Option(
         "--project", help="Only items of this project, plus global ones (project null).")] = None,
     as_of: Annotated[str | None, typer.Option(
-        "--as-of", help="Answer as of this date (YYYY-MM-DD or ISO): validity windows, prospective "
-                        "penalty and recency are judged then, and later-recorded items are left out.")] = None,
+        "--as-of", metavar="DATE",
+        help="Event time: what was true or valid on DATE (YYYY-MM-DD or ISO). Validity windows, "
+             "recency and the prospective penalty are judged then; events after DATE are left out.")] = None,
+    known_at: Annotated[str | None, typer.Option(
+        "--known-at", metavar="DATE",
+        help="Record time: only what had been recorded by DATE. Combine with --as-of.")] = None,
     queries: Annotated[Path | None, typer.Option(
-        "--queries", help="Batch mode: JSONL lines {id, query, limit?, as_of?} ('-' = stdin); one "
-                          "{id, results} line per query, in order.")] = None,
+        "--queries", metavar="FILE",
+        help="Batch mode: JSONL lines {id, query, limit?, as_of?, known_at?} ('-' = stdin); one "
+             "{id, results} line per query, in order.")] = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Search memory: keyword tier (BM25 over FTS5) fused with the semantic tier when it is warm.
@@ -42,8 +47,8 @@ def recall(
     """
     from .recall_run import run_recall
 
-    rc = run_recall(query, limit=limit, types=type_ or None, project=project, as_of=as_of, queries=queries,
-                    json_out=json_out)
+    rc = run_recall(query, limit=limit, types=type_ or None, project=project, as_of=as_of, known_at=known_at,
+                    queries=queries, json_out=json_out)
     if rc:
         raise typer.Exit(rc)
 

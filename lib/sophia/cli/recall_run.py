@@ -37,8 +37,9 @@ def _print_text(query: str, results: list[dict[str, Any]], out: TextIO) -> None:
 
 
 def run_recall(query: str | None, *, limit: int = 10, types: list[str] | None = None,
-               project: str | None = None, as_of: str | None = None, queries: Path | None = None,
-               json_out: bool = False, home: Path | None = None, out: TextIO | None = None) -> int:
+               project: str | None = None, as_of: str | None = None, known_at: str | None = None,
+               queries: Path | None = None, json_out: bool = False, home: Path | None = None,
+               out: TextIO | None = None) -> int:
     """Run one query or a batch file; return the exit status."""
     from ..index import semantic
 
@@ -62,6 +63,7 @@ def run_recall(query: str | None, *, limit: int = 10, types: list[str] | None = 
         return _err("give either a QUERY or --queries FILE, not both")
     try:
         parse_as_of(as_of)
+        parse_as_of(known_at, "--known-at")
     except QueryError as exc:
         return _err(str(exc))
     try:
@@ -70,8 +72,8 @@ def run_recall(query: str | None, *, limit: int = 10, types: list[str] | None = 
         return _err(f"cannot open the index ({exc}); run `s3 doctor --repair` or `s3 index --rebuild`")
     try:
         if queries is not None:
-            return _batch(conn, queries, limit=limit, types=types, project=project, as_of=as_of, home=home,
-                          out=out)
+            return _batch(conn, queries, limit=limit, types=types, project=project, as_of=as_of,
+                          known_at=known_at, home=home, out=out)
         assert query is not None
         try:
             terms = check_query(query)
@@ -86,7 +88,7 @@ def run_recall(query: str | None, *, limit: int = 10, types: list[str] | None = 
             note = NO_TERMS
         else:
             results = search(conn, query, limit=limit, types=types, project=project, as_of=as_of, home=home,
-                             knobs=DEFAULT_KNOBS, semantic_hits=pending)
+                             knobs=DEFAULT_KNOBS, semantic_hits=pending, known_at=known_at)
         if json_out:
             doc: dict[str, Any] = {"query": query, "results": results}
             if note:
@@ -103,8 +105,9 @@ def run_recall(query: str | None, *, limit: int = 10, types: list[str] | None = 
 
 
 def _batch(conn: Any, queries: Path, *, limit: int, types: list[str] | None, project: str | None,
-           as_of: str | None, home: Path | None, out: TextIO) -> int:
-    """JSONL ``{"id", "query", "limit"?, "as_of"?, "types"?, "project"?}`` -> one result line each."""
+           as_of: str | None, known_at: str | None, home: Path | None, out: TextIO) -> int:
+    """JSONL ``{"id", "query", "limit"?, "as_of"?, "known_at"?, "types"?, "project"?}`` -> one result
+    line each; a line's own values override the command's options."""
     from ..index.search import DEFAULT_KNOBS, QueryError, search
 
     try:
@@ -130,12 +133,15 @@ def _batch(conn: Any, queries: Path, *, limit: int, types: list[str] | None, pro
                 else:
                     results = search(conn, q, limit=lim, types=obj.get("types") or types,
                                      project=obj.get("project") or project, as_of=obj.get("as_of") or as_of,
-                                     home=home, knobs=DEFAULT_KNOBS)
+                                     known_at=obj.get("known_at") or known_at, home=home, knobs=DEFAULT_KNOBS)
                 out.write(_dump({"id": qid, "results": results}) + "\n")
             except (QueryError, ValueError, TypeError) as exc:
                 out.write(_dump({"id": qid, "results": [], "error": f"line {ln}: {exc}"}) + "\n")
     out.flush()
     return 0
+
+
+_VALUED = ("--project", "--as-of", "--known-at", "--queries")
 
 
 def fast_main(argv: list[str]) -> int | None:
@@ -157,9 +163,9 @@ def fast_main(argv: list[str]) -> int | None:
                 opts["types"].append(next(it))
             elif a.startswith("--type="):
                 opts["types"].append(a.split("=", 1)[1])
-            elif a in ("--project", "--as-of", "--queries"):
+            elif a in _VALUED:
                 opts[a[2:].replace("-", "_")] = next(it)
-            elif a.startswith(("--project=", "--as-of=", "--queries=")):
+            elif a.startswith(tuple(f"{v}=" for v in _VALUED)):
                 k, v = a[2:].split("=", 1)
                 opts[k.replace("-", "_")] = v
             elif a == "--":
@@ -176,6 +182,6 @@ def fast_main(argv: list[str]) -> int | None:
     except (StopIteration, ValueError):
         return None
     return run_recall(query, limit=opts.get("limit", 10), types=opts["types"] or None,
-                      project=opts.get("project"), as_of=opts.get("as_of"),
+                      project=opts.get("project"), as_of=opts.get("as_of"), known_at=opts.get("known_at"),
                       queries=Path(opts["queries"]) if opts.get("queries") else None,
                       json_out=bool(opts.get("json_out")))

@@ -18,7 +18,7 @@ from .. import paths
 from ..atomic import ensure_dir, write_bytes_atomic
 from ..locking import locked
 from ..redact import redact
-from ..timeutil import parse
+from ..timeutil import iso, parse
 from .formats import IngestError, Turn
 from .memcell import Boundaries, segment
 
@@ -76,7 +76,7 @@ def turn_items(source: str, turns: list[Turn], cfg: Boundaries = Boundaries()) -
             "type": "turn",
             "text": text,
             "project": t.get("project"),
-            "timestamp": t.get("time"),
+            "timestamp": t.get("recorded") or t.get("time"),  # record time: when first ingested
             "event_time": t.get("time"),
             "source_ids": [t["sid"]],
             "valid_from": None, "valid_until": None, "temporality": None, "scene_id": None,
@@ -97,11 +97,14 @@ def _merge(existing: list[dict[str, Any]], new: list[Turn]) -> list[Turn]:
         extra = {k: m[k] for k in ("blip_caption", "img_url", "query") if m.get(k)}
         by_sid[sid] = {"sid": sid, "session": m.get("session"), "speaker": m.get("speaker"),
                        "text": it["text"], "time": it.get("event_time") or it.get("timestamp"),
-                       "extra": extra, "project": it.get("project")}
+                       "extra": extra, "project": it.get("project"), "recorded": it.get("timestamp")}
         order.append(sid)
+    stamp = iso()
     for t in new:
         if t["sid"] not in by_sid:
             order.append(t["sid"])
+        prev = by_sid.get(t["sid"])
+        t["recorded"] = (prev or {}).get("recorded") or stamp
         by_sid[t["sid"]] = t
     return [by_sid[s] for s in order]
 
