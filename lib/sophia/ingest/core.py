@@ -19,7 +19,7 @@ from ..atomic import ensure_dir, write_bytes_atomic
 from ..locking import locked
 from ..redact import redact
 from ..timeutil import iso, parse
-from .formats import IngestError, Turn
+from .formats import IngestError, IngestInterrupted, Turn
 from .memcell import Boundaries, segment
 
 Progress = Callable[[int, int, str], None]
@@ -112,7 +112,8 @@ def _merge(existing: list[dict[str, Any]], new: list[Turn]) -> list[Turn]:
 def ingest_conversations(convs: Iterable[tuple[str, list[Turn]]], *, home: Path | None = None,
                          progress: Progress | None = None, project: str | None = None,
                          nudge: bool = True) -> dict[str, Any]:
-    """Keep and index each conversation; return counts. Raises IngestError on bad input."""
+    """Keep and index each conversation; return counts. Raises IngestError on bad input and
+    IngestInterrupted (a KeyboardInterrupt) on Ctrl-C, saying how many conversations were done."""
     from ..index.db import connect
     from ..index.store import upsert_items
 
@@ -148,6 +149,9 @@ def ingest_conversations(convs: Iterable[tuple[str, list[Turn]]], *, home: Path 
             summary["turns"] += len(items)
             summary["indexed"] += changed
             summary["memcells"] += len({it["memcell_id"] for it in items})
+    except KeyboardInterrupt:
+        raise IngestInterrupted(len(summary["conversations"]), sum(1 for _, t in convs if t),
+                                summary["turns"]) from None
     finally:
         conn.close()
     if progress:
@@ -170,10 +174,13 @@ def request_embed(home: Path | None = None) -> bool:
         return False
 
 
-def ingest_file(path: Path, fmt: str, *, home: Path | None = None, progress: Progress | None = None,
+def ingest_file(path: Path, fmt: str | None = None, *, home: Path | None = None, progress: Progress | None = None,
                 source: str | None = None, project: str | None = None, nudge: bool = True) -> dict[str, Any]:
-    from .formats import read_jsonl, read_locomo
+    """Ingest one file; ``fmt`` None = detected from the file (``formats.detect_format``)."""
+    from .formats import detect_format, read_jsonl, read_locomo
 
+    detected = fmt is None
+    fmt = fmt or detect_format(path)
     if fmt == "locomo":
         convs = list(read_locomo(path))
     elif fmt == "jsonl":
@@ -182,4 +189,7 @@ def ingest_file(path: Path, fmt: str, *, home: Path | None = None, progress: Pro
         raise IngestError(f"unknown format {fmt!r} (locomo or jsonl)")
     if not any(t for _, t in convs):
         raise IngestError(f"{path}: no turns found")
-    return ingest_conversations(convs, home=home, progress=progress, project=project, nudge=nudge)
+    summary = ingest_conversations(convs, home=home, progress=progress, project=project, nudge=nudge)
+    summary["format"] = fmt
+    summary["format_detected"] = detected
+    return summary
