@@ -103,6 +103,6 @@ def test_forget_each_kind(s3_env: dict[str, str], sophia_home: Path) -> None:
     index = json.loads((sophia_home / "episodes" / "index.json").read_text())
     assert "ep_a" not in {e["id"] for e in index["entries"]} and index["total_episodes"] == 3
     r = run_s3(["forget", "fact_nope"], s3_env)
-    assert r.returncode == 1 and "no memory with id 'fact_nope'" in r.stderr
+    assert r.returncode == 2 and "no memory with id 'fact_nope'" in r.stderr  # bad input: exit 2
     r = run_s3(["forget", "../../etc/passwd"], s3_env)
-    assert r.returncode == 1 and "no memory" in r.stderr
+    assert r.returncode == 2 and "no memory" in r.stderr

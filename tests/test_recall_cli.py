@@ -86,7 +86,7 @@ def test_batch_mode_in_order(filled: Path, tmp_path: Path, s3_env: dict[str, str
 
 @pytest.mark.parametrize(("query", "code", "needle"), [
     ('"', 0, "no searchable words"), ("*", 0, "no searchable words"), ("AND(", 0, "no searchable words"),
-    ("", 1, "empty query"), ("a" * 10_000, 1, "query too long"),
+    ("", 2, "empty query"), ("a" * 10_000, 2, "query too long"),
 ])
 def test_bad_queries_get_a_clear_message(filled: Path, s3_env: dict[str, str], query: str, code: int,
                                          needle: str) -> None:

@@ -13,9 +13,10 @@ from typing import Any, TextIO
 NO_TERMS = "no searchable words in the query (only stopwords or punctuation)"
 
 
-def _err(msg: str) -> int:
+def _err(msg: str, code: int = 2) -> int:
+    """One line on stderr; exit 2 (bad input) unless told otherwise (cli/output.py's codes)."""
     sys.stderr.write(f"s3: error: {msg}\n")
-    return 1
+    return code
 
 
 def _dump(obj: Any, indent: int | None = None) -> str:
@@ -69,7 +70,7 @@ def run_recall(query: str | None, *, limit: int = 10, types: list[str] | None = 
     try:
         conn = connect_for_read(home)
     except Exception as exc:  # sqlite3.Error, OSError: a broken index
-        return _err(f"cannot open the index ({exc}); run `s3 doctor --repair` or `s3 index --rebuild`")
+        return _err(f"cannot open the index ({exc}); run `s3 doctor --repair` or `s3 index --rebuild`", 1)
     try:
         if queries is not None:
             return _batch(conn, queries, limit=limit, types=types, project=project, as_of=as_of,

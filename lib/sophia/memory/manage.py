@@ -19,7 +19,7 @@ from .files import all_memory_stems, load_items, update_items
 
 
 class UnknownMemory(SophiaError):
-    pass
+    exit_code = 2  # bad input: an id that names no memory (cli/output.py's exit codes)
 
 
 def infer_domain(insight: str) -> str:
