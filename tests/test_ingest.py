@@ -248,3 +248,17 @@ def test_ctrl_c_during_ingest_says_what_was_done_and_exits_130(tmp_path: Path, s
     conn = db.connect(sophia_home)
     assert conn.execute("SELECT count(*) FROM items WHERE type = 'turn'").fetchone()[0] == n * 400
     conn.close()
+
+
+def test_bench_summary_names_the_embedding_time(capsys: pytest.CaptureFixture[str]) -> None:
+    """With --semantic the text summary includes the embedding time (issue 13.11: it was left out)."""
+    from sophia.cli.cmd_bench import _render
+    from sophia.evaluation.locomo import summarize
+
+    per_q = [{"sample": "s", "category": 1, "recall": {5: 1.0}}]
+    result = summarize(per_q, [5], ingest_s=1.5, query_s=0.25, turns=10, samples=1)
+    _render({**result, "semantic": False}, [5])
+    assert "embedding" not in capsys.readouterr().out
+    _render({**result, "semantic": True, "embed_seconds": 42.0}, [5])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "embedding: 42.00 s" in out and "total 43.75 s" in out
