@@ -48,25 +48,12 @@ def run_recall(query: str | None, *, limit: int = 10, types: list[str] | None = 
     pending = None
     if queries is None and query and 1 <= limit <= 1000 and len(query) <= 4000:
         pending = semantic.start(query, max(semantic.SEMANTIC_K, limit), home, types)
-    from ..index.db import ITEM_TYPES, connect_for_read
-    from ..index.search import DEFAULT_KNOBS, QueryError, check_query, parse_as_of, search
+    from ..index.db import connect_for_read
 
     out = out or sys.stdout
-    if types:
-        bad = [t for t in types if t not in ITEM_TYPES]
-        if bad:
-            return _err(f"unknown --type {', '.join(bad)} (one of {', '.join(sorted(ITEM_TYPES))})")
-    if limit < 1 or limit > 1000:
-        return _err("--limit must be between 1 and 1000")
-    if queries is None and query is None:
-        return _err("give a QUERY or --queries FILE (see `s3 recall --help`)")
-    if queries is not None and query is not None:
-        return _err("give either a QUERY or --queries FILE, not both")
-    try:
-        parse_as_of(as_of)
-        parse_as_of(known_at, "--known-at")
-    except QueryError as exc:
-        return _err(str(exc))
+    problem = _bad_arguments(query, queries, limit, types, as_of, known_at)
+    if problem:
+        return _err(problem)
     try:
         conn = connect_for_read(home)
     except Exception as exc:  # sqlite3.Error, OSError: a broken index
@@ -76,33 +63,62 @@ def run_recall(query: str | None, *, limit: int = 10, types: list[str] | None = 
             return _batch(conn, queries, limit=limit, types=types, project=project, as_of=as_of,
                           known_at=known_at, home=home, out=out)
         assert query is not None
-        try:
-            terms = check_query(query)
-        except QueryError as exc:
-            return _err(str(exc))
-        note = ""
-        if conn is None:
-            results: list[dict[str, Any]] = []
-            note = "the index is empty (nothing ingested or recorded yet)"
-        elif not terms:
-            results = []
-            note = NO_TERMS
-        else:
-            results = search(conn, query, limit=limit, types=types, project=project, as_of=as_of, home=home,
-                             knobs=DEFAULT_KNOBS, semantic_hits=pending, known_at=known_at)
-        if json_out:
-            doc: dict[str, Any] = {"query": query, "results": results}
-            if note:
-                doc["note"] = note
-            out.write(_dump(doc, indent=2) + "\n")
-        else:
-            if note:
-                sys.stderr.write(f"s3: {note}\n")
-            _print_text(query, results, out)
-        return 0
+        return _one(conn, query, json_out, out, limit=limit, types=types, project=project, as_of=as_of,
+                    home=home, semantic_hits=pending, known_at=known_at)
     finally:
         if conn is not None:
             conn.close()
+
+
+def _bad_arguments(query: str | None, queries: Path | None, limit: int, types: list[str] | None,
+                   as_of: str | None, known_at: str | None) -> str:
+    """What is wrong with the arguments ("" when nothing is)."""
+    from ..index.db import ITEM_TYPES
+    from ..index.search import QueryError, parse_as_of
+
+    bad = [t for t in types or [] if t not in ITEM_TYPES]
+    if bad:
+        return f"unknown --type {', '.join(bad)} (one of {', '.join(sorted(ITEM_TYPES))})"
+    if limit < 1 or limit > 1000:
+        return "--limit must be between 1 and 1000"
+    if queries is None and query is None:
+        return "give a QUERY or --queries FILE (see `s3 recall --help`)"
+    if queries is not None and query is not None:
+        return "give either a QUERY or --queries FILE, not both"
+    try:
+        parse_as_of(as_of)
+        parse_as_of(known_at, "--known-at")
+    except QueryError as exc:
+        return str(exc)
+    return ""
+
+
+def _one(conn: Any, query: str, json_out: bool, out: TextIO, **params: Any) -> int:
+    """Answer one query (``params``: search's keyword arguments) and print it."""
+    from ..index.search import DEFAULT_KNOBS, QueryError, check_query, search
+
+    try:
+        terms = check_query(query)
+    except QueryError as exc:
+        return _err(str(exc))
+    note = ""
+    results: list[dict[str, Any]] = []
+    if conn is None:
+        note = "the index is empty (nothing ingested or recorded yet)"
+    elif not terms:
+        note = NO_TERMS
+    else:
+        results = search(conn, query, knobs=DEFAULT_KNOBS, **params)
+    if json_out:
+        doc: dict[str, Any] = {"query": query, "results": results}
+        if note:
+            doc["note"] = note
+        out.write(_dump(doc, indent=2) + "\n")
+    else:
+        if note:
+            sys.stderr.write(f"s3: {note}\n")
+        _print_text(query, results, out)
+    return 0
 
 
 def _batch(conn: Any, queries: Path, *, limit: int, types: list[str] | None, project: str | None,
@@ -142,47 +158,59 @@ def _batch(conn: Any, queries: Path, *, limit: int, types: list[str] | None, pro
     return 0
 
 
-_VALUED = ("--project", "--as-of", "--known-at", "--queries")
+_ALIASES = {"-n": "--limit", "-t": "--type"}
+_VALUED = ("--limit", "--type", "--project", "--as-of", "--known-at", "--queries")
+
+
+def _split_equals(argv: list[str]) -> list[str]:
+    """``--as-of=DATE`` -> ``--as-of DATE`` (never after ``--``: a query may look like an option)."""
+    out: list[str] = []
+    for n, a in enumerate(argv):
+        if a == "--":
+            return out + argv[n:]
+        name, eq, value = a.partition("=")
+        out += [name, value] if eq and name in _VALUED else [a]
+    return out
+
+
+def _parse(argv: list[str]) -> tuple[str | None, dict[str, Any]] | None:
+    """(query, options), or None when typer should handle the arguments (errors, odd input)."""
+    query: str | None = None
+    opts: dict[str, Any] = {"types": []}
+    it = iter(_split_equals(argv))
+    for a in it:
+        a = _ALIASES.get(a, a)
+        if a == "--json":
+            opts["json_out"] = True
+        elif a == "--type":
+            opts["types"].append(next(it))
+        elif a in _VALUED:
+            opts[a[2:].replace("-", "_")] = next(it)
+        elif a == "--":
+            rest = list(it)
+            if len(rest) != 1 or query is not None:
+                return None
+            query = rest[0]
+        elif (a.startswith("-") and len(a) > 1) or query is not None:
+            return None
+        else:
+            query = a
+    return query, opts
 
 
 def fast_main(argv: list[str]) -> int | None:
     """Parse ``s3 recall`` arguments without typer; None = let typer handle it (help, odd input)."""
     if any(a in ("-h", "--help") for a in argv):
         return None
-    query: str | None = None
-    opts: dict[str, Any] = {"types": []}
-    it = iter(argv)
     try:
-        for a in it:
-            if a == "--json":
-                opts["json_out"] = True
-            elif a in ("--limit", "-n"):
-                opts["limit"] = int(next(it))
-            elif a.startswith("--limit="):
-                opts["limit"] = int(a.split("=", 1)[1])
-            elif a in ("--type", "-t"):
-                opts["types"].append(next(it))
-            elif a.startswith("--type="):
-                opts["types"].append(a.split("=", 1)[1])
-            elif a in _VALUED:
-                opts[a[2:].replace("-", "_")] = next(it)
-            elif a.startswith(tuple(f"{v}=" for v in _VALUED)):
-                k, v = a[2:].split("=", 1)
-                opts[k.replace("-", "_")] = v
-            elif a == "--":
-                rest = list(it)
-                if len(rest) != 1 or query is not None:
-                    return None
-                query = rest[0]
-            elif a.startswith("-") and len(a) > 1:
-                return None
-            elif query is None:
-                query = a
-            else:
-                return None
+        parsed = _parse(argv)
+        if parsed is None:
+            return None
+        query, opts = parsed
+        limit = int(opts.get("limit", 10))
     except (StopIteration, ValueError):
         return None
-    return run_recall(query, limit=opts.get("limit", 10), types=opts["types"] or None,
+    return run_recall(query, limit=limit, types=opts["types"] or None,
                       project=opts.get("project"), as_of=opts.get("as_of"), known_at=opts.get("known_at"),
                       queries=Path(opts["queries"]) if opts.get("queries") else None,
                       json_out=bool(opts.get("json_out")))
