@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from conftest import run_s3
 
 
@@ -50,3 +52,111 @@ def test_status_before_init_says_what_to_do(s3_env: dict[str, str]) -> None:
 def test_version_json(s3_env: dict[str, str]) -> None:
     r = run_s3(["version", "--json"], s3_env)
     assert json.loads(r.stdout)["version"]
+
+
+# ---- one exit-code rule for every command (README "Exit codes"): 2 bad input, 1 failed, 130 Ctrl-C
+
+def _usage_cases(tmp: Path) -> list[tuple[list[str], str | None]]:
+    bad_json = tmp / "bad.json"
+    bad_json.write_text("{broken")
+    return [
+        (["nonexistent-command"], None), (["init", "--bogus"], None), (["list", "bogus"], None),
+        (["list"], None), (["recall", "x", "--type", "bogus"], None), (["recall", "x", "--as-of", "soonish"], None),
+        (["recall", "x", "--known-at", "soonish"], None), (["recall", "x", "--limit", "0"], None),
+        (["recall", ""], None), (["recall"], None), (["recall", "x", "--bogus"], None),
+        (["recall", "--queries", str(tmp / "missing.jsonl")], None), (["ingest", str(tmp / "missing.json")], None),
+        (["ingest", str(bad_json)], None), (["ingest", str(bad_json), "--format", "csv"], None),
+        (["apply", "extraction", str(tmp / "missing.json")], None), (["apply", "bogus", "-"], "{}"),
+        (["apply", "extraction", "-"], "not json"), (["forget", "no_such_memory"], None),
+        (["bench", "locomo", str(tmp / "missing.json")], None), (["bench", "locomo", str(bad_json), "--k", "x"], None),
+        (["bench", "locomo", str(bad_json)], None), (["guardian", "check"], "not json"),
+        (["guardian", "check"], "[1]"), (["guardian", "apply", str(bad_json)], None), (["reflect"], None),
+        (["consolidate"], None), (["embed", "start", "--timeout", "soon"], None),
+    ]
+
+
+def test_bad_input_exits_2_everywhere(s3_env: dict[str, str], tmp_path: Path) -> None:
+    assert run_s3(["init"], s3_env).returncode == 0
+    wrong = []
+    for args, stdin in _usage_cases(tmp_path):
+        r = run_s3(args, {**s3_env, "SOPHIA_RECALL_SEMANTIC": "0"}, input=stdin)
+        if r.returncode != 2 or "Traceback" in r.stderr or not r.stderr.strip():
+            wrong.append((args, r.returncode, r.stderr[-200:]))
+    assert not wrong, wrong
+
+
+def test_failed_operations_exit_1(s3_env: dict[str, str], sophia_home: Path) -> None:
+    assert run_s3(["status"], s3_env).returncode == 1  # no state yet
+    assert run_s3(["init"], s3_env).returncode == 0
+    (sophia_home / "index.db").write_bytes(b"this is not a database" * 100)
+    for args in (["index"], ["recall", "anything"]):
+        r = run_s3(args, {**s3_env, "SOPHIA_RECALL_SEMANTIC": "0"})
+        assert r.returncode == 1 and "Traceback" not in r.stderr, (args, r.returncode, r.stderr)
+    (sophia_home / "self_model.json").write_text("[1, 2")
+    for args in (["status"], ["doctor"]):
+        assert run_s3(args, s3_env).returncode == 1, args
+
+
+@pytest.mark.parametrize(("command", "decision", "code"), [
+    ("ls -la", "allow", 0), ("git push --force origin feature/x", "ask", 3), ("rm -rf /", "deny", 4)])
+def test_guardian_check_exit_code_is_the_decision(s3_env: dict[str, str], command: str, decision: str,
+                                                  code: int) -> None:
+    for extra in ([], ["--json"]):
+        r = run_s3(["guardian", "check", "-c", command, *extra], s3_env)
+        assert r.returncode == code, (command, extra, r.stdout, r.stderr)
+        assert (json.loads(r.stdout)["decision"] if extra else r.stdout.split(":")[0].strip().lower()) == decision
+
+
+# ---- every command's --help renders cleanly (issue 13.11: `{file}`, `<bool>`, cut lines)
+
+def _all_commands() -> list[list[str]]:
+    import typer.main
+
+    from sophia.cli.app import app
+
+    def walk(cmd: object, path: list[str]) -> list[list[str]]:
+        out = [path]
+        for name, sub in sorted((getattr(cmd, "commands", None) or {}).items()):
+            out += walk(sub, [*path, name])
+        return out
+
+    return walk(typer.main.get_command(app), [])
+
+
+def _cut_lines(text: str, width: int) -> list[str]:
+    """Prose lines that end although the next line's first word would have fitted on them."""
+    bad = []
+    lines = [ln.rstrip() for ln in text.splitlines()]
+    for cur, nxt in zip(lines, lines[1:], strict=False):
+        if not cur.strip() or not nxt.strip() or cur.lstrip()[:1] in "│╭╰" or nxt.lstrip()[:1] in "│╭╰":
+            continue
+        if len(cur) + 1 + len(nxt.split()[0]) <= width - 2:
+            bad.append(cur)
+    return bad
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_every_help_renders_without_artefacts(width: int) -> None:
+    import re
+
+    from typer.testing import CliRunner
+
+    from sophia.cli.app import app
+
+    commands = _all_commands()
+    assert len(commands) > 20
+    problems = []
+    for path in commands:
+        res = CliRunner().invoke(app, [*path, "--help"], env={"COLUMNS": str(width), "TERM": "dumb"})
+        text = res.stdout
+        name = " ".join(path) or "s3"
+        if res.exit_code != 0 or "Usage:" not in text:
+            problems.append((name, "no help", res.exit_code))
+            continue
+        usage_line = next(ln for ln in text.splitlines() if "Usage:" in ln)
+        if "{" in usage_line:
+            problems.append((name, "braces in usage", usage_line.strip()))
+        for typ in re.findall(r"<(?:bool|str|int|float|path|list\[\w+\])>", text):
+            problems.append((name, "python type shown", typ))
+        problems += [(name, "line cut short", ln.strip()) for ln in _cut_lines(text, width)]
+    assert not problems, problems

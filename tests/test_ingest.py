@@ -113,7 +113,7 @@ def test_memcell_boundaries() -> None:
 def test_cli_ingest_and_recall(tmp_path: Path, s3_env: dict[str, str]) -> None:
     f = tmp_path / "one.json"
     f.write_text(json.dumps([_locomo_sample()]))
-    r = run_s3(["ingest", str(f), "--format", "locomo", "--json"], s3_env)
+    r = run_s3(["ingest", str(f), "--json"], s3_env)  # the format is detected (issue 13.7)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["turns"] == 4
     r = run_s3(["recall", "puppy Rex", "--json"], s3_env)
@@ -122,9 +122,11 @@ def test_cli_ingest_and_recall(tmp_path: Path, s3_env: dict[str, str]) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text("{broken")
     r = run_s3(["ingest", str(bad), "--format", "locomo"], s3_env)
-    assert r.returncode == 1 and "not valid JSON" in r.stderr and "Traceback" not in r.stderr
+    assert r.returncode == 2 and "not valid JSON" in r.stderr and "Traceback" not in r.stderr
+    r = run_s3(["ingest", str(bad)], s3_env)
+    assert r.returncode == 2 and "not valid JSON" in r.stderr and "Traceback" not in r.stderr
     r = run_s3(["ingest", str(tmp_path / "missing.jsonl")], s3_env)
-    assert r.returncode != 0 and "Traceback" not in r.stderr
+    assert r.returncode == 2 and "no such file" in r.stderr and "Traceback" not in r.stderr
 
 
 def test_bench_locomo_on_one_dev_conversation(tmp_path: Path, s3_env: dict[str, str]) -> None:
@@ -144,3 +146,120 @@ def test_bench_locomo_on_one_dev_conversation(tmp_path: Path, s3_env: dict[str, 
     assert set(res["recall"]) >= {"all", "1-4", "1 multi-hop", "2 temporal", "3 open-domain", "4 single-hop",
                                   "5 adversarial"}
     assert not (paths.sophia_home() / "index.db").exists()  # the bench used its own temp homes
+
+
+def test_ingested_turns_sit_on_both_timelines(tmp_path: Path, sophia_home: Path) -> None:
+    """Event time = when it was said; record time = when it was first ingested (kept on re-ingest)."""
+    f = tmp_path / "one.json"
+    f.write_text(json.dumps(_locomo_sample()))
+    ingest_file(f, "locomo", home=sophia_home, nudge=False)
+    conn = db.connect(sophia_home)
+    first = {r["id"]: r["timestamp"] for r in search(conn, "beagle", use_semantic=False)}
+    assert first and all(ts > "2024" for ts in first.values())  # recorded now, not in 2023
+    ids = [r["id"] for r in search(conn, "beagle", as_of="2023-05-20", use_semantic=False)]
+    assert "turn:conv-x:D1:2" in ids and "turn:conv-x:D2:1" not in ids  # D2 was said in June
+    assert search(conn, "beagle", as_of="2023-06-05", known_at="2023-12-31", use_semantic=False) == []
+    assert ingest_file(f, "locomo", home=sophia_home, nudge=False)["indexed"] == 0
+    assert {r["id"]: r["timestamp"] for r in search(conn, "beagle", use_semantic=False)} == first
+    conn.close()
+
+
+@pytest.mark.parametrize("pretty", [False, True])
+def test_format_is_detected_from_the_file(tmp_path: Path, s3_env: dict[str, str], pretty: bool) -> None:
+    """A LoCoMo .json (one sample, a list, pretty or one line) and a JSONL chat need no --format;
+    --format still forces one (issue 13.7: a LoCoMo file failed with "expected ... 'text' string")."""
+    one = tmp_path / "one.json"
+    one.write_text(json.dumps(_locomo_sample(), indent=2 if pretty else None))
+    many = tmp_path / "many.json"
+    many.write_text(json.dumps([_locomo_sample() | {"sample_id": "conv-y"}], indent=2 if pretty else None))
+    chat = tmp_path / "chat.json"  # the name does not decide: the content does
+    chat.write_text("".join(json.dumps({"id": f"m{i}", "text": f"walrus note {i}"}) + "\n" for i in range(3)))
+    for f, fmt, turns in ((one, "locomo", 4), (many, "locomo", 4), (chat, "jsonl", 3)):
+        r = run_s3(["ingest", str(f), "--json"], s3_env)
+        assert r.returncode == 0, (f.name, r.stderr)
+        doc = json.loads(r.stdout)
+        assert (doc["format"], doc["format_detected"], doc["turns"]) == (fmt, True, turns)
+    r = run_s3(["ingest", str(one)], s3_env)
+    assert "(format locomo, detected)" in r.stdout
+    r = run_s3(["ingest", str(one), "--format", "jsonl"], s3_env)  # forced: read as JSONL, and says why not
+    assert r.returncode == 2 and ("expected an object with a 'text' string" in r.stderr or pretty), r.stderr
+    r = run_s3(["ingest", str(one), "--format", "csv"], s3_env)
+    assert r.returncode == 2 and "--format" in r.stderr
+
+
+def test_format_detection_on_the_dev_file(tmp_path: Path, sophia_home: Path) -> None:
+    if not DEV.exists():
+        pytest.skip(f"LoCoMo dev split not found at {DEV}")
+    from sophia.ingest.formats import detect_format
+
+    assert detect_format(DEV) == "locomo"
+    res = ingest_file(DEV, home=sophia_home, nudge=False)
+    assert res["format"] == "locomo" and res["turns"] == 2760 and len(res["conversations"]) == 5
+
+
+def _big_locomo(path: Path, samples: int, turns: int) -> None:
+    words = ["walrus", "garden", "cello", "beagle", "tax", "river", "piano", "kayak", "pottery", "sunrise",
+             "festival", "ledger", "marathon", "violin", "harbour", "lantern", "orchard", "glacier", "canyon"]
+    data = []
+    for s in range(samples):
+        sess = [{"speaker": "Ann" if t % 2 else "Bo", "dia_id": f"D1:{t + 1}",
+                 "text": " ".join(words[(s * 7 + t * k) % len(words)] for k in range(1, 12)) + f" number {t}"}
+                for t in range(turns)]
+        data.append({"sample_id": f"big-{s:02d}", "qa": [],
+                     "conversation": {"session_1_date_time": "1:56 pm on 8 May, 2023", "session_1": sess}})
+    path.write_text(json.dumps(data))
+
+
+def test_ctrl_c_during_ingest_says_what_was_done_and_exits_130(tmp_path: Path, s3_env: dict[str, str],
+                                                              sophia_home: Path) -> None:
+    """SIGINT to a real `s3 ingest` mid-way (issue 13.8): one line saying how far it got, exit 130,
+    and running the same command again finishes the job."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    assert run_s3(["init"], s3_env).returncode == 0
+    cfg = sophia_home / "config.json"
+    cfg.write_text(json.dumps({**json.loads(cfg.read_text()), "embedding_provider": "none"}))
+    n = 30
+    big = tmp_path / "big.json"
+    _big_locomo(big, n, 400)
+    proc = subprocess.Popen([sys.executable, "-m", "sophia.cli.entry", "ingest", str(big)], env=s3_env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    conv_dir = conversation_path("x", sophia_home).parent
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        if len(list(conv_dir.glob("big-*.jsonl"))) >= 2:  # the second conversation is under way
+            break
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, (proc.returncode, out, err)
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err, err
+    assert lines[0].startswith("s3: interrupted: ") and f" of {n} conversations imported" in lines[0]
+    assert "run the same command again to finish" in lines[0]
+    done = int(lines[0].split("interrupted: ")[1].split()[0])
+    assert 1 <= done < n, lines[0]
+    r = run_s3(["ingest", str(big), "--json"], s3_env)
+    assert r.returncode == 0, r.stderr
+    assert len(json.loads(r.stdout)["conversations"]) == n
+    conn = db.connect(sophia_home)
+    assert conn.execute("SELECT count(*) FROM items WHERE type = 'turn'").fetchone()[0] == n * 400
+    conn.close()
+
+
+def test_bench_summary_names_the_embedding_time(capsys: pytest.CaptureFixture[str]) -> None:
+    """With --semantic the text summary includes the embedding time (issue 13.11: it was left out)."""
+    from sophia.cli.cmd_bench import _render
+    from sophia.evaluation.locomo import summarize
+
+    per_q = [{"sample": "s", "category": 1, "recall": {5: 1.0}}]
+    result = summarize(per_q, [5], ingest_s=1.5, query_s=0.25, turns=10, samples=1)
+    _render({**result, "semantic": False}, [5])
+    assert "embedding" not in capsys.readouterr().out
+    _render({**result, "semantic": True, "embed_seconds": 42.0}, [5])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "embedding: 42.00 s" in out and "total 43.75 s" in out

@@ -103,9 +103,9 @@ def test_forget_each_kind(s3_env: dict[str, str], sophia_home: Path) -> None:
     index = json.loads((sophia_home / "episodes" / "index.json").read_text())
     assert "ep_a" not in {e["id"] for e in index["entries"]} and index["total_episodes"] == 3
     r = run_s3(["forget", "fact_nope"], s3_env)
-    assert r.returncode == 1 and "no memory with id 'fact_nope'" in r.stderr
+    assert r.returncode == 2 and "no memory with id 'fact_nope'" in r.stderr  # bad input: exit 2
     r = run_s3(["forget", "../../etc/passwd"], s3_env)
-    assert r.returncode == 1 and "no memory" in r.stderr
+    assert r.returncode == 2 and "no memory" in r.stderr
 
 
 # ---- issue 13.6: the domain guess names a real topic, and a rule's text has a cap
@@ -158,11 +158,11 @@ def test_learn_caps_the_insight_and_domain(s3_env: dict[str, str], sophia_home: 
     run_s3(["init"], s3_env)
     huge = "Always keep the build green. " * 4000  # ~115 KB, as in the issue
     r = run_s3(["learn", huge], s3_env)
-    assert r.returncode == 1 and f"at most {MAX_RULE_CHARS:,} characters" in r.stderr, r.stderr
+    assert r.returncode == 2 and f"at most {MAX_RULE_CHARS:,} characters" in r.stderr, r.stderr
     assert "Traceback" not in r.stderr and len(r.stderr) < 400
     assert rules(sophia_home) == []
     r = run_s3(["learn", "Keep it short", "--domain", "D" * (MAX_DOMAIN_CHARS + 1)], s3_env)
-    assert r.returncode == 1 and f"at most {MAX_DOMAIN_CHARS:,} characters" in r.stderr, r.stderr
+    assert r.returncode == 2 and f"at most {MAX_DOMAIN_CHARS:,} characters" in r.stderr, r.stderr
     exact = ("x" * 9 + " ") * (MAX_RULE_CHARS // 10)
     r = run_s3(["learn", exact.strip() + "y", "--domain", "D" * MAX_DOMAIN_CHARS, "--json"], s3_env)
     assert r.returncode == 0, r.stderr

@@ -78,7 +78,7 @@ def test_batch_mode_in_order(filled: Path, tmp_path: Path, s3_env: dict[str, str
     assert len(lines[1]["results"]) == 1
     assert lines[2]["results"] == [] and "error" not in lines[2]
     assert "empty query" in lines[3]["error"]
-    assert [x["id"] for x in lines[4]["results"]] == ["rule_1"]  # fact_1 recorded later
+    assert [x["id"] for x in lines[4]["results"]] == ["rule_1"]  # fact_1 happened later
     assert "error" in lines[5]
     r = run_s3(["recall", "--queries", "-", "--json"], s3_env, input=json.dumps({"id": 1, "query": "cello"}))
     assert json.loads(r.stdout)["results"][0]["id"] == "fact_2"
@@ -86,7 +86,7 @@ def test_batch_mode_in_order(filled: Path, tmp_path: Path, s3_env: dict[str, str
 
 @pytest.mark.parametrize(("query", "code", "needle"), [
     ('"', 0, "no searchable words"), ("*", 0, "no searchable words"), ("AND(", 0, "no searchable words"),
-    ("", 1, "empty query"), ("a" * 10_000, 1, "query too long"),
+    ("", 2, "empty query"), ("a" * 10_000, 2, "query too long"),
 ])
 def test_bad_queries_get_a_clear_message(filled: Path, s3_env: dict[str, str], query: str, code: int,
                                          needle: str) -> None:

@@ -91,11 +91,13 @@ def test_foresight_only_inside_its_validity_window(conn, sophia_home: Path) -> N
     assert recall("project report", home=sophia_home) == []  # default: now
 
 
-def test_as_of_leaves_out_later_recorded_items(conn, sophia_home: Path) -> None:  # type: ignore[no-untyped-def]
+def test_known_at_leaves_out_later_recorded_items(conn, sophia_home: Path) -> None:  # type: ignore[no-untyped-def]
     store.upsert_items(conn, [_it("fact_old", "the build uses make", timestamp="2023-01-01T00:00:00Z"),
                               _it("fact_new", "the build uses bazel now", timestamp="2024-06-01T00:00:00Z")])
-    assert ids(recall("build", as_of="2023-12-31", home=sophia_home)) == ["fact_old"]
-    assert set(ids(recall("build", as_of="2024-06-01T00:00:00Z", home=sophia_home))) == {"fact_old", "fact_new"}
+    assert ids(recall("build", known_at="2023-12-31", home=sophia_home)) == ["fact_old"]
+    assert set(ids(recall("build", known_at="2024-06-01T00:00:00Z", home=sophia_home))) == {"fact_old", "fact_new"}
+    # --as-of is the event timeline: record time alone does not hide an item (issue 12)
+    assert set(ids(recall("build", as_of="2023-12-31", home=sophia_home))) == {"fact_old", "fact_new"}
 
 
 def test_prospective_items_whose_time_passed_get_half(conn, sophia_home: Path) -> None:  # type: ignore[no-untyped-def]

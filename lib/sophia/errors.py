@@ -9,6 +9,12 @@ class SophiaError(Exception):
     """Base class: a message meant for the user, never a traceback."""
 
 
+class BadInput(SophiaError):
+    """What the user gave cannot be taken (an unknown id, an over-long text): exit code 2."""
+
+    exit_code = 2
+
+
 class StateFileError(SophiaError):
     """A state file exists but cannot be parsed or does not match its schema."""
 

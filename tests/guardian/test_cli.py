@@ -24,7 +24,7 @@ def _envelope(**kw: object) -> dict:
 
 def test_check_command_json(s3_env: dict[str, str]) -> None:
     r = run_s3(["guardian", "check", "--json", "--cwd", "/home/x/proj", "-c", "rm -rf ~"], {**s3_env, "HOME": "/home/x"})
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 4, r.stderr  # exit code = decision: 0 allow, 3 ask, 4 deny
     data = json.loads(r.stdout)
     assert data["decision"] == "deny" and data["rule"] == "rm_recursive" and data["effective"] == "deny"
     r = run_s3(["guardian", "check", "-c", "ls -la"], s3_env)

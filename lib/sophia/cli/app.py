@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import typer
 
+from .helpfmt import tidy
+
+tidy()  # --help shows TEXT / FILE as click does, not <str> / {file}
+
 app = typer.Typer(
     name="s3",
     help="Sophia System 3: memory and a conscience for Claude Code.\n\n"
     "State lives in ~/.sophia (override with SOPHIA_HOME). Every command that reports "
     "takes --json for machine-readable output.",
-    rich_markup_mode="rich",
+    rich_markup_mode="markdown",  # a docstring paragraph is reflowed, not cut where the source wraps
     context_settings={"help_option_names": ["-h", "--help"]},
     no_args_is_help=True,
     pretty_exceptions_enable=False,

@@ -10,13 +10,13 @@ from typing import Annotated, Any
 import typer
 
 from .app import app
-from .output import emit_json, fail
+from .output import GUARDIAN_EXIT, emit_json, usage
 
 guardian_app = typer.Typer(
     name="guardian",
     help="The guardian: see what it decides for a command, and record s3-guardian audits.",
     no_args_is_help=True,
-    rich_markup_mode="rich",
+    rich_markup_mode="markdown",
 )
 app.add_typer(guardian_app, name="guardian")
 
@@ -34,6 +34,8 @@ def check(
 
     Handy to test your guardian.allow / guardian.deny patterns in config.json:
     `s3 guardian check -c 'rm -rf build'`, or pipe a hook payload: `s3 guardian check --json < payload.json`.
+
+    Exit code = the decision (whatever the mode): 0 allow, 3 ask, 4 deny; 2 bad input.
     """
     from ..guardian.hook import decide
 
@@ -48,9 +50,9 @@ def check(
         try:
             payload = json.loads(raw)
         except ValueError:
-            fail("stdin is not a JSON PreToolUse payload", hint="use --command 'CMD' to judge a command")
+            usage("stdin is not a JSON PreToolUse payload", hint="use --command 'CMD' to judge a command")
         if not isinstance(payload, dict):
-            fail("stdin is not a JSON object")
+            usage("stdin is not a JSON object")
         payload.setdefault("cwd", here)
     env = dict(os.environ)
     env.setdefault("CLAUDE_PROJECT_DIR", payload.get("cwd") or here)
@@ -60,7 +62,12 @@ def check(
             "reason": res["reason"], "tool": res["tool"], "subject": res["subject"], "notes": res["notes"]}
     if json_out:
         emit_json(data)
-        return
+    else:
+        _say(res, effective)
+    raise typer.Exit(GUARDIAN_EXIT.get(res["decision"], 0))
+
+
+def _say(res: dict[str, Any], effective: str) -> None:
     line = f"{res['decision'].upper()}"
     if res["reason"]:
         line += f": {res['reason']}"
@@ -82,7 +89,7 @@ def apply(
     try:
         res = apply_guardian_source(source)
     except AuditError as exc:
-        fail(f"invalid guardian audit: {exc}")
+        usage(f"invalid guardian audit: {exc}")
     if json_out:
         emit_json(res)
         return

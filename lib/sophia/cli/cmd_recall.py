@@ -14,7 +14,7 @@ import typer
 
 from ..kinds import type_help
 from .app import app
-from .output import emit_json, fail
+from .output import emit_json, fail, interrupted, usage
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON instead of text.")]
 
@@ -28,11 +28,16 @@ def recall(
     project: Annotated[str | None, typer.Option(
         "--project", help="Only items of this project, plus global ones (project null).")] = None,
     as_of: Annotated[str | None, typer.Option(
-        "--as-of", help="Answer as of this date (YYYY-MM-DD or ISO): validity windows, prospective "
-                        "penalty and recency are judged then, and later-recorded items are left out.")] = None,
+        "--as-of", metavar="DATE",
+        help="Event time: what was true or valid on DATE (YYYY-MM-DD or ISO). Validity windows, "
+             "recency and the prospective penalty are judged then; events after DATE are left out.")] = None,
+    known_at: Annotated[str | None, typer.Option(
+        "--known-at", metavar="DATE",
+        help="Record time: only what had been recorded by DATE. Combine with --as-of.")] = None,
     queries: Annotated[Path | None, typer.Option(
-        "--queries", help="Batch mode: JSONL lines {id, query, limit?, as_of?} ('-' = stdin); one "
-                          "{id, results} line per query, in order.")] = None,
+        "--queries", metavar="FILE",
+        help="Batch mode: JSONL lines {id, query, limit?, as_of?, known_at?} ('-' = stdin); one "
+             "{id, results} line per query, in order.")] = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Search memory: keyword tier (BM25 over FTS5) fused with the semantic tier when it is warm.
@@ -42,8 +47,8 @@ def recall(
     """
     from .recall_run import run_recall
 
-    rc = run_recall(query, limit=limit, types=type_ or None, project=project, as_of=as_of, queries=queries,
-                    json_out=json_out)
+    rc = run_recall(query, limit=limit, types=type_ or None, project=project, as_of=as_of, known_at=known_at,
+                    queries=queries, json_out=json_out)
     if rc:
         raise typer.Exit(rc)
 
@@ -75,16 +80,21 @@ def index(
     _register_doctor_check()
     home = paths.sophia_home()
     result: dict[str, Any] = {}
+    seen = [0, 0]  # sources done, total (for the message on Ctrl-C)
     try:
         if rebuild:
             with _progress("rebuilding") as prog:
                 task = prog.add_task("", total=rb.count_sources(home))
 
                 def cb(done: int, total: int, label: str) -> None:
+                    seen[:] = [done, total]
                     prog.update(task, completed=done, total=total, description=label)
 
                 result["rebuild"] = rb.rebuild(home, progress=cb)
         result.update(rb.stats(home))
+    except KeyboardInterrupt:
+        interrupted(f"rebuild stopped after {seen[0]} of {seen[1]} sources, index.db is unchanged",
+                    "run `s3 index --rebuild` again to rebuild it")
     except Exception as exc:  # sqlite3.DatabaseError and friends
         fail(f"index: {exc}", hint="run `s3 doctor --repair` to set a broken index.db aside and rebuild it")
     if json_out:
@@ -103,26 +113,29 @@ def index(
 
 @app.command()
 def ingest(
-    file: Annotated[Path, typer.Argument(help="The conversation file.")],
-    fmt: Annotated[str, typer.Option("--format", "-f", help="locomo (one sample or a list) or jsonl "
-                                     "(lines {id, session, speaker, text, timestamp}).")] = "jsonl",
-    source: Annotated[str | None, typer.Option("--source", help="Name of the conversation (jsonl; default: "
-                                               "the file name).")] = None,
+    file: Annotated[Path, typer.Argument(metavar="FILE", help="The conversation file.")],
+    fmt: Annotated[str | None, typer.Option(
+        "--format", "-f", metavar="FORMAT",
+        help="Force a format: locomo (one sample or a list) or jsonl (lines {id, session, speaker, text, "
+             "timestamp}). Default: detected from the file.")] = None,
+    source: Annotated[str | None, typer.Option(
+        "--source", help="Name of the conversation (jsonl; default: the file name).")] = None,
     project: Annotated[str | None, typer.Option("--project", help="Tag the turns with this project.")] = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Ingest a conversation: keep its turns (redacted) under memory/conversations/ and index them.
 
     Turns are grouped into MemCells (session breaks, time gaps, 50-message cap, topic shifts).
-    Re-ingesting the same conversation is idempotent.
+    Re-ingesting the same conversation is idempotent, so an interrupted ingest is finished by
+    running it again.
     """
     from ..ingest.core import ingest_file
-    from ..ingest.formats import IngestError
+    from ..ingest.formats import FORMATS, IngestError, IngestInterrupted
 
-    if fmt not in ("locomo", "jsonl"):
-        fail(f"--format must be locomo or jsonl, not {fmt!r}")
+    if fmt is not None and fmt not in FORMATS:
+        usage(f"--format must be locomo or jsonl, not {fmt!r}", hint="or leave it out: the format is detected")
     if not file.is_file():
-        fail(f"{file}: no such file")
+        usage(f"{file}: no such file")
     try:
         with _progress("ingesting") as prog:
             task = prog.add_task("", total=None)
@@ -131,16 +144,22 @@ def ingest(
                 prog.update(task, completed=done, total=total, description=label)
 
             summary = ingest_file(file, fmt, progress=cb, source=source, project=project)
+    except IngestInterrupted as exc:
+        interrupted(str(exc), "run the same command again to finish (ingest is idempotent)")
+    except KeyboardInterrupt:
+        interrupted("nothing imported yet", "run the same command again")
     except IngestError as exc:
-        fail(str(exc))
+        usage(str(exc))
     except Exception as exc:  # sqlite / lock errors: one line, never a traceback
         fail(f"ingest failed: {exc}")
     if json_out:
         emit_json(summary)
         return
+    how = "detected" if summary.get("format_detected") else "given"
     for c in summary["conversations"]:
         typer.echo(f"{c['source']}: {c['turns']} turns -> {c['file']}")
-    typer.echo(f"Indexed {summary['indexed']} new or changed turns in {summary['memcells']} MemCells."
+    typer.echo(f"Indexed {summary['indexed']} new or changed turns in {summary['memcells']} MemCells "
+               f"(format {summary['format']}, {how})."
                + (" Embedding requested." if summary.get("embedding") else ""))
 
 

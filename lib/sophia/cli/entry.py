@@ -39,7 +39,7 @@ def main() -> None:
         hint = error_hint(exc)
         if hint:
             print(f"s3: {hint}", file=sys.stderr)
-        sys.exit(1)
+        sys.exit(getattr(exc, "exit_code", 1))  # 2 for bad input (an unknown id...), else 1
     except KeyboardInterrupt:
         print("s3: interrupted", file=sys.stderr)
         sys.exit(130)

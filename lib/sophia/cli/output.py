@@ -10,6 +10,14 @@ import typer
 
 from ..errors import SophiaError
 
+# Exit codes, the same for every command (README, "Exit codes"):
+OK = 0
+FAILED = 1  # the operation failed: unreadable state, a broken index, a service that would not start
+USAGE = 2  # what was typed or given is wrong: unknown option or value, bad date, missing or invalid input file
+INTERRUPTED = 130  # Ctrl-C (128 + SIGINT); the message says what was done and how to finish
+# `s3 guardian check` answers with the decision (errors and usage keep 1 and 2):
+GUARDIAN_EXIT = {"allow": 0, "ask": 3, "deny": 4}
+
 
 def emit_json(obj: Any) -> None:
     sys.stdout.write(json.dumps(obj, ensure_ascii=False, default=str, indent=2) + "\n")
@@ -21,11 +29,22 @@ def console() -> Any:
     return Console(highlight=False, soft_wrap=True)
 
 
-def fail(message: str, code: int = 1, hint: str = "") -> NoReturn:
+def fail(message: str, code: int = FAILED, hint: str = "") -> NoReturn:
     typer.echo(f"s3: error: {message}", err=True)
     if hint:
         typer.echo(f"s3: {hint}", err=True)
     raise typer.Exit(code)
+
+
+def usage(message: str, hint: str = "") -> NoReturn:
+    """Bad input (exit 2), said in one line like click's own usage errors."""
+    fail(message, USAGE, hint)
+
+
+def interrupted(done: str, finish: str) -> NoReturn:
+    """Ctrl-C in a long command: what was done, how to finish, exit 130."""
+    typer.echo(f"s3: interrupted: {done}; {finish}", err=True)
+    raise typer.Exit(INTERRUPTED)
 
 
 def error_hint(exc: SophiaError) -> str:

@@ -13,9 +13,10 @@ from typing import Any, TextIO
 NO_TERMS = "no searchable words in the query (only stopwords or punctuation)"
 
 
-def _err(msg: str) -> int:
+def _err(msg: str, code: int = 2) -> int:
+    """One line on stderr; exit 2 (bad input) unless told otherwise (cli/output.py's codes)."""
     sys.stderr.write(f"s3: error: {msg}\n")
-    return 1
+    return code
 
 
 def _dump(obj: Any, indent: int | None = None) -> str:
@@ -37,8 +38,9 @@ def _print_text(query: str, results: list[dict[str, Any]], out: TextIO) -> None:
 
 
 def run_recall(query: str | None, *, limit: int = 10, types: list[str] | None = None,
-               project: str | None = None, as_of: str | None = None, queries: Path | None = None,
-               json_out: bool = False, home: Path | None = None, out: TextIO | None = None) -> int:
+               project: str | None = None, as_of: str | None = None, known_at: str | None = None,
+               queries: Path | None = None, json_out: bool = False, home: Path | None = None,
+               out: TextIO | None = None) -> int:
     """Run one query or a batch file; return the exit status."""
     from ..index import semantic
 
@@ -47,65 +49,83 @@ def run_recall(query: str | None, *, limit: int = 10, types: list[str] | None = 
     if queries is None and query and 1 <= limit <= 1000 and len(query) <= 4000:
         pending = semantic.start(query, max(semantic.SEMANTIC_K, limit), home, types)
     from ..index.db import connect_for_read
-    from ..index.search import DEFAULT_KNOBS, QueryError, check_query, parse_as_of, search
-    from ..kinds import item_types
 
     out = out or sys.stdout
-    if types:
-        bad = [t for t in types if t not in item_types()]
-        if bad:
-            return _err(f"unknown --type {', '.join(bad)} (one of {', '.join(sorted(item_types()))})")
-    if limit < 1 or limit > 1000:
-        return _err("--limit must be between 1 and 1000")
-    if queries is None and query is None:
-        return _err("give a QUERY or --queries FILE (see `s3 recall --help`)")
-    if queries is not None and query is not None:
-        return _err("give either a QUERY or --queries FILE, not both")
-    try:
-        parse_as_of(as_of)
-    except QueryError as exc:
-        return _err(str(exc))
+    problem = _bad_arguments(query, queries, limit, types, as_of, known_at)
+    if problem:
+        return _err(problem)
     try:
         conn = connect_for_read(home)
     except Exception as exc:  # sqlite3.Error, OSError: a broken index
-        return _err(f"cannot open the index ({exc}); run `s3 doctor --repair` or `s3 index --rebuild`")
+        return _err(f"cannot open the index ({exc}); run `s3 doctor --repair` or `s3 index --rebuild`", 1)
     try:
         if queries is not None:
-            return _batch(conn, queries, limit=limit, types=types, project=project, as_of=as_of, home=home,
-                          out=out)
+            return _batch(conn, queries, limit=limit, types=types, project=project, as_of=as_of,
+                          known_at=known_at, home=home, out=out)
         assert query is not None
-        try:
-            terms = check_query(query)
-        except QueryError as exc:
-            return _err(str(exc))
-        note = ""
-        if conn is None:
-            results: list[dict[str, Any]] = []
-            note = "the index is empty (nothing ingested or recorded yet)"
-        elif not terms:
-            results = []
-            note = NO_TERMS
-        else:
-            results = search(conn, query, limit=limit, types=types, project=project, as_of=as_of, home=home,
-                             knobs=DEFAULT_KNOBS, semantic_hits=pending)
-        if json_out:
-            doc: dict[str, Any] = {"query": query, "results": results}
-            if note:
-                doc["note"] = note
-            out.write(_dump(doc, indent=2) + "\n")
-        else:
-            if note:
-                sys.stderr.write(f"s3: {note}\n")
-            _print_text(query, results, out)
-        return 0
+        return _one(conn, query, json_out, out, limit=limit, types=types, project=project, as_of=as_of,
+                    home=home, semantic_hits=pending, known_at=known_at)
     finally:
         if conn is not None:
             conn.close()
 
 
+def _bad_arguments(query: str | None, queries: Path | None, limit: int, types: list[str] | None,
+                   as_of: str | None, known_at: str | None) -> str:
+    """What is wrong with the arguments ("" when nothing is)."""
+    from ..index.search import QueryError, parse_as_of
+    from ..kinds import item_types
+
+    known = item_types()
+    bad = [t for t in types or [] if t not in known]
+    if bad:
+        return f"unknown --type {', '.join(bad)} (one of {', '.join(sorted(known))})"
+    if limit < 1 or limit > 1000:
+        return "--limit must be between 1 and 1000"
+    if queries is None and query is None:
+        return "give a QUERY or --queries FILE (see `s3 recall --help`)"
+    if queries is not None and query is not None:
+        return "give either a QUERY or --queries FILE, not both"
+    try:
+        parse_as_of(as_of)
+        parse_as_of(known_at, "--known-at")
+    except QueryError as exc:
+        return str(exc)
+    return ""
+
+
+def _one(conn: Any, query: str, json_out: bool, out: TextIO, **params: Any) -> int:
+    """Answer one query (``params``: search's keyword arguments) and print it."""
+    from ..index.search import DEFAULT_KNOBS, QueryError, check_query, search
+
+    try:
+        terms = check_query(query)
+    except QueryError as exc:
+        return _err(str(exc))
+    note = ""
+    results: list[dict[str, Any]] = []
+    if conn is None:
+        note = "the index is empty (nothing ingested or recorded yet)"
+    elif not terms:
+        note = NO_TERMS
+    else:
+        results = search(conn, query, knobs=DEFAULT_KNOBS, **params)
+    if json_out:
+        doc: dict[str, Any] = {"query": query, "results": results}
+        if note:
+            doc["note"] = note
+        out.write(_dump(doc, indent=2) + "\n")
+    else:
+        if note:
+            sys.stderr.write(f"s3: {note}\n")
+        _print_text(query, results, out)
+    return 0
+
+
 def _batch(conn: Any, queries: Path, *, limit: int, types: list[str] | None, project: str | None,
-           as_of: str | None, home: Path | None, out: TextIO) -> int:
-    """JSONL ``{"id", "query", "limit"?, "as_of"?, "types"?, "project"?}`` -> one result line each."""
+           as_of: str | None, known_at: str | None, home: Path | None, out: TextIO) -> int:
+    """JSONL ``{"id", "query", "limit"?, "as_of"?, "known_at"?, "types"?, "project"?}`` -> one result
+    line each; a line's own values override the command's options."""
     from ..index.search import DEFAULT_KNOBS, QueryError, search
 
     try:
@@ -131,7 +151,7 @@ def _batch(conn: Any, queries: Path, *, limit: int, types: list[str] | None, pro
                 else:
                     results = search(conn, q, limit=lim, types=obj.get("types") or types,
                                      project=obj.get("project") or project, as_of=obj.get("as_of") or as_of,
-                                     home=home, knobs=DEFAULT_KNOBS)
+                                     known_at=obj.get("known_at") or known_at, home=home, knobs=DEFAULT_KNOBS)
                 out.write(_dump({"id": qid, "results": results}) + "\n")
             except (QueryError, ValueError, TypeError) as exc:
                 out.write(_dump({"id": qid, "results": [], "error": f"line {ln}: {exc}"}) + "\n")
@@ -139,44 +159,59 @@ def _batch(conn: Any, queries: Path, *, limit: int, types: list[str] | None, pro
     return 0
 
 
+_ALIASES = {"-n": "--limit", "-t": "--type"}
+_VALUED = ("--limit", "--type", "--project", "--as-of", "--known-at", "--queries")
+
+
+def _split_equals(argv: list[str]) -> list[str]:
+    """``--as-of=DATE`` -> ``--as-of DATE`` (never after ``--``: a query may look like an option)."""
+    out: list[str] = []
+    for n, a in enumerate(argv):
+        if a == "--":
+            return out + argv[n:]
+        name, eq, value = a.partition("=")
+        out += [name, value] if eq and name in _VALUED else [a]
+    return out
+
+
+def _parse(argv: list[str]) -> tuple[str | None, dict[str, Any]] | None:
+    """(query, options), or None when typer should handle the arguments (errors, odd input)."""
+    query: str | None = None
+    opts: dict[str, Any] = {"types": []}
+    it = iter(_split_equals(argv))
+    for a in it:
+        a = _ALIASES.get(a, a)
+        if a == "--json":
+            opts["json_out"] = True
+        elif a == "--type":
+            opts["types"].append(next(it))
+        elif a in _VALUED:
+            opts[a[2:].replace("-", "_")] = next(it)
+        elif a == "--":
+            rest = list(it)
+            if len(rest) != 1 or query is not None:
+                return None
+            query = rest[0]
+        elif (a.startswith("-") and len(a) > 1) or query is not None:
+            return None
+        else:
+            query = a
+    return query, opts
+
+
 def fast_main(argv: list[str]) -> int | None:
     """Parse ``s3 recall`` arguments without typer; None = let typer handle it (help, odd input)."""
     if any(a in ("-h", "--help") for a in argv):
         return None
-    query: str | None = None
-    opts: dict[str, Any] = {"types": []}
-    it = iter(argv)
     try:
-        for a in it:
-            if a == "--json":
-                opts["json_out"] = True
-            elif a in ("--limit", "-n"):
-                opts["limit"] = int(next(it))
-            elif a.startswith("--limit="):
-                opts["limit"] = int(a.split("=", 1)[1])
-            elif a in ("--type", "-t"):
-                opts["types"].append(next(it))
-            elif a.startswith("--type="):
-                opts["types"].append(a.split("=", 1)[1])
-            elif a in ("--project", "--as-of", "--queries"):
-                opts[a[2:].replace("-", "_")] = next(it)
-            elif a.startswith(("--project=", "--as-of=", "--queries=")):
-                k, v = a[2:].split("=", 1)
-                opts[k.replace("-", "_")] = v
-            elif a == "--":
-                rest = list(it)
-                if len(rest) != 1 or query is not None:
-                    return None
-                query = rest[0]
-            elif a.startswith("-") and len(a) > 1:
-                return None
-            elif query is None:
-                query = a
-            else:
-                return None
+        parsed = _parse(argv)
+        if parsed is None:
+            return None
+        query, opts = parsed
+        limit = int(opts.get("limit", 10))
     except (StopIteration, ValueError):
         return None
-    return run_recall(query, limit=opts.get("limit", 10), types=opts["types"] or None,
-                      project=opts.get("project"), as_of=opts.get("as_of"),
+    return run_recall(query, limit=limit, types=opts["types"] or None,
+                      project=opts.get("project"), as_of=opts.get("as_of"), known_at=opts.get("known_at"),
                       queries=Path(opts["queries"]) if opts.get("queries") else None,
                       json_out=bool(opts.get("json_out")))

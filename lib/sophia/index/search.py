@@ -8,11 +8,20 @@ Pipeline for one query:
 1. analyse the query like the documents (tokens, stopwords, Snowball stems);
 2. candidate generation: FTS5 ``MATCH`` over the rarer query terms (terms in more than
    ``max_df`` of the items are left out of candidate generation when rarer ones exist, which
-   bounds the cost on very common words), filters (type, project, validity window, as-of)
+   bounds the cost on very common words), filters (type, project, the two timelines below)
    applied in SQL, at most ``candidates`` rows by FTS5's own rank;
 3. exact BM25 (k1, b tuned) over the candidates with every query term, normalised to 0..1;
 4. fusion with the semantic hits (weighted scores), item-level adjustments (seed 12.4 for
    episodes, prospective penalty, recency), expansion, sort, cut at ``limit``.
+
+Two timelines, filtered independently:
+- ``as_of`` (event / validity time, default now): what was true or valid then. Items are
+  returned only inside their ``valid_from..valid_until`` window; with an explicit ``as_of``,
+  items whose ``event_time`` is later are left out (it had not happened yet), except
+  prospective ones (a plan is about the future). Recency and the prospective penalty are
+  judged at ``as_of``.
+- ``known_at`` (record time, default: no limit): what had been recorded by then (items whose
+  ``timestamp`` is later are left out). Combine both for "what would recall have answered then".
 """
 
 from __future__ import annotations
@@ -93,7 +102,7 @@ def _row_dict(r: tuple[Any, ...]) -> dict[str, Any]:
     }
 
 
-def parse_as_of(value: str | datetime | None) -> tuple[datetime, bool]:
+def parse_as_of(value: str | datetime | None, option: str = "--as-of") -> tuple[datetime, bool]:
     """(time, explicit). A bare date means the end of that day. Raises QueryError on nonsense."""
     if value is None or value == "":
         return now(), False
@@ -104,7 +113,7 @@ def parse_as_of(value: str | datetime | None) -> tuple[datetime, bool]:
     s = str(value).strip()
     d = parse(s)
     if d is None:
-        raise QueryError(f"--as-of: cannot read {value!r} as a date (use YYYY-MM-DD or an ISO date-time)")
+        raise QueryError(f"{option}: cannot read {value!r} as a date (use YYYY-MM-DD or an ISO date-time)")
     if len(s) == 10:
         d = d.replace(hour=23, minute=59, second=59)
     return d, True
@@ -120,7 +129,10 @@ def check_query(query: Any) -> list[str]:
 
 
 class _Filters:
-    def __init__(self, types: list[str] | None, project: str | None, as_of: datetime, explicit: bool):
+    """The SQL filters of one query (see the module docstring for the two timelines)."""
+
+    def __init__(self, types: list[str] | None, project: str | None, as_of: datetime, explicit: bool,
+                 known_at: datetime | None = None):
         clauses = []
         params: list[Any] = []
         if types:
@@ -135,9 +147,13 @@ class _Filters:
         clauses.append("(i.valid_until IS NULL OR i.valid_until >= ?)")
         params.extend([at, at])
         if explicit:
-            # as of a past date: what had been recorded by then
-            clauses.append("(i.timestamp IS NULL OR i.timestamp <= ?)")
+            # as of a past date: what had happened by then (a plan is about the future: kept)
+            clauses.append("(i.event_time IS NULL OR i.event_time <= ? OR i.temporality = 'prospective')")
             params.append(at)
+        if known_at is not None:
+            # the record timeline: what had been recorded by then
+            clauses.append("(i.timestamp IS NULL OR i.timestamp <= ?)")
+            params.append(iso(known_at))
         self.sql = " AND ".join(clauses)
         self.params = params
 
@@ -353,15 +369,16 @@ def _public(row: dict[str, Any], score: float) -> dict[str, Any]:
 def search(conn: sqlite3.Connection, query: str, *, limit: int = 10, types: list[str] | None = None,
            project: str | None = None, as_of: str | datetime | None = None, home: Path | None = None,
            knobs: Knobs = DEFAULT_KNOBS, semantic_hits: list[tuple[str, float]] | _sem.Pending | None = None,
-           use_semantic: bool = True) -> list[dict[str, Any]]:
+           use_semantic: bool = True, known_at: str | datetime | None = None) -> list[dict[str, Any]]:
     """Recall over an open connection. Raises QueryError for unanswerable queries.
 
     ``semantic_hits``: given hits, or a ``semantic.Pending`` started earlier; when None (and
     ``use_semantic``), the semantic tier is asked here, in parallel with the keyword scoring."""
     terms = check_query(query)
     at, explicit = parse_as_of(as_of)
+    known, known_explicit = parse_as_of(known_at, "--known-at")
     limit = max(1, min(int(limit), 1000))
-    flt = _Filters(list(types) if types else None, project, at, explicit)
+    flt = _Filters(list(types) if types else None, project, at, explicit, known if known_explicit else None)
     if semantic_hits is None and use_semantic and knobs.semantic_weight > 0 and terms:
         semantic_hits = _sem.start(query, max(knobs.semantic_k, limit), home, list(types) if types else None)
     kw = keyword_scores(conn, terms, flt, knobs)
@@ -386,7 +403,7 @@ def search(conn: sqlite3.Connection, query: str, *, limit: int = 10, types: list
 
 def recall(query: str, *, limit: int = 10, types: list[str] | None = None, project: str | None = None,
            as_of: str | datetime | None = None, home: Path | None = None,
-           knobs: Knobs | None = None) -> list[dict[str, Any]]:
+           knobs: Knobs | None = None, known_at: str | datetime | None = None) -> list[dict[str, Any]]:
     """The contract API: never raises on odd queries (returns [] instead)."""
     from .db import connect_for_read
 
@@ -398,7 +415,7 @@ def recall(query: str, *, limit: int = 10, types: list[str] | None = None, proje
         return []
     try:
         return search(conn, query, limit=limit, types=types, project=project, as_of=as_of, home=home,
-                      knobs=knobs or DEFAULT_KNOBS)
+                      knobs=knobs or DEFAULT_KNOBS, known_at=known_at)
     except (QueryError, sqlite3.Error, ValueError, TypeError):
         return []
     finally:

@@ -18,8 +18,8 @@ from ..atomic import ensure_dir, write_bytes_atomic
 from ..index.conversations import conversation_path, read_conversation, safe_source
 from ..locking import locked
 from ..redact import redact
-from ..timeutil import parse
-from .formats import IngestError, Turn
+from ..timeutil import iso, parse
+from .formats import IngestError, IngestInterrupted, Turn
 from .memcell import Boundaries, segment
 
 Progress = Callable[[int, int, str], None]
@@ -66,7 +66,7 @@ def turn_items(source: str, turns: list[Turn], cfg: Boundaries = Boundaries()) -
             "type": "turn",
             "text": text,
             "project": t.get("project"),
-            "timestamp": t.get("time"),
+            "timestamp": t.get("recorded") or t.get("time"),  # record time: when first ingested
             "event_time": t.get("time"),
             "source_ids": [t["sid"]],
             "valid_from": None, "valid_until": None, "temporality": None, "scene_id": None,
@@ -87,11 +87,14 @@ def _merge(existing: list[dict[str, Any]], new: list[Turn]) -> list[Turn]:
         extra = {k: m[k] for k in ("blip_caption", "img_url", "query") if m.get(k)}
         by_sid[sid] = {"sid": sid, "session": m.get("session"), "speaker": m.get("speaker"),
                        "text": it["text"], "time": it.get("event_time") or it.get("timestamp"),
-                       "extra": extra, "project": it.get("project")}
+                       "extra": extra, "project": it.get("project"), "recorded": it.get("timestamp")}
         order.append(sid)
+    stamp = iso()
     for t in new:
         if t["sid"] not in by_sid:
             order.append(t["sid"])
+        prev = by_sid.get(t["sid"])
+        t["recorded"] = (prev or {}).get("recorded") or stamp
         by_sid[t["sid"]] = t
     return [by_sid[s] for s in order]
 
@@ -99,7 +102,8 @@ def _merge(existing: list[dict[str, Any]], new: list[Turn]) -> list[Turn]:
 def ingest_conversations(convs: Iterable[tuple[str, list[Turn]]], *, home: Path | None = None,
                          progress: Progress | None = None, project: str | None = None,
                          nudge: bool = True) -> dict[str, Any]:
-    """Keep and index each conversation; return counts. Raises IngestError on bad input."""
+    """Keep and index each conversation; return counts. Raises IngestError on bad input and
+    IngestInterrupted (a KeyboardInterrupt) on Ctrl-C, saying how many conversations were done."""
     from ..index.db import connect
     from ..index.store import upsert_items
 
@@ -134,6 +138,9 @@ def ingest_conversations(convs: Iterable[tuple[str, list[Turn]]], *, home: Path 
             summary["turns"] += len(items)
             summary["indexed"] += changed
             summary["memcells"] += len({it["memcell_id"] for it in items})
+    except KeyboardInterrupt:
+        raise IngestInterrupted(len(summary["conversations"]), sum(1 for _, t in convs if t),
+                                summary["turns"]) from None
     finally:
         conn.close()
     if progress:
@@ -156,10 +163,13 @@ def request_embed(home: Path | None = None) -> bool:
         return False
 
 
-def ingest_file(path: Path, fmt: str, *, home: Path | None = None, progress: Progress | None = None,
+def ingest_file(path: Path, fmt: str | None = None, *, home: Path | None = None, progress: Progress | None = None,
                 source: str | None = None, project: str | None = None, nudge: bool = True) -> dict[str, Any]:
-    from .formats import read_jsonl, read_locomo
+    """Ingest one file; ``fmt`` None = detected from the file (``formats.detect_format``)."""
+    from .formats import detect_format, read_jsonl, read_locomo
 
+    detected = fmt is None
+    fmt = fmt or detect_format(path)
     if fmt == "locomo":
         convs = list(read_locomo(path))
     elif fmt == "jsonl":
@@ -168,4 +178,7 @@ def ingest_file(path: Path, fmt: str, *, home: Path | None = None, progress: Pro
         raise IngestError(f"unknown format {fmt!r} (locomo or jsonl)")
     if not any(t for _, t in convs):
         raise IngestError(f"{path}: no turns found")
-    return ingest_conversations(convs, home=home, progress=progress, project=project, nudge=nudge)
+    summary = ingest_conversations(convs, home=home, progress=progress, project=project, nudge=nudge)
+    summary["format"] = fmt
+    summary["format_detected"] = detected
+    return summary

@@ -21,6 +21,36 @@ class IngestError(ValueError):
     """Input that cannot be ingested; the message names the file and the place."""
 
 
+class IngestInterrupted(KeyboardInterrupt):
+    """Ctrl-C during an ingest: how far it got (each finished conversation is kept and indexed;
+    the one under way is finished by running the same ingest again, which is idempotent)."""
+
+    def __init__(self, done: int, total: int, turns: int):
+        super().__init__(f"{done} of {total} conversations imported ({turns} turns)")
+        self.done, self.total, self.turns = done, total, turns
+
+
+FORMATS = ("locomo", "jsonl")
+
+
+def detect_format(path: Path) -> str:
+    """``jsonl`` when the first non-empty line is a JSON object of its own that is not a LoCoMo
+    sample; otherwise ``locomo`` (a pretty-printed or one-line LoCoMo sample, or a list of them;
+    its reader then names what is wrong). An empty file is ``jsonl`` (no turns)."""
+    try:
+        with path.open(encoding="utf-8") as fh:
+            first = next((line for line in fh if line.strip()), "")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise IngestError(f"{path}: cannot read: {exc}") from exc
+    if not first:
+        return "jsonl"
+    try:
+        obj = json.loads(first)
+    except ValueError:
+        return "locomo"
+    return "locomo" if not isinstance(obj, dict) or "conversation" in obj else "jsonl"
+
+
 _LOCOMO_TIME = re.compile(
     r"^\s*(\d{1,2}):(\d{2})\s*([ap]m)\s+on\s+(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})\s*$", re.I)
 _MONTHS = {m: i for i, m in enumerate(

@@ -11,7 +11,7 @@ from typing import Any
 from .. import kinds, paths
 from ..atomic import write_json_atomic
 from ..episode_store import _load_index, episode_path
-from ..errors import SophiaError
+from ..errors import BadInput, SophiaError
 from ..locking import locked
 from ..redact import redact
 from ..timeutil import iso
@@ -20,8 +20,8 @@ from .domains import guess_domain
 from .files import all_memory_stems, load_items, update_items
 
 
-class UnknownMemory(SophiaError):
-    pass
+class UnknownMemory(BadInput):
+    """An id that names no memory (bad input: exit code 2, cli/output.py)."""
 
 
 def learn(insight: str, domain: str | None = None, confidence: float = 0.8,
@@ -33,7 +33,7 @@ def learn(insight: str, domain: str | None = None, confidence: float = 0.8,
     rules.check_rule_text(insight.strip(), (domain or "").strip())  # before any work on a huge text
     text = redact(insight.strip())
     if not text:
-        raise SophiaError("the insight is empty")
+        raise BadInput("the insight is empty")
     trigger = redact((domain or "").strip()) or guess_domain(text)
     with rules.update_rules(h) as rs:
         status, rule = rules.add_or_merge(rs, trigger=trigger, content=text, confidence=confidence,

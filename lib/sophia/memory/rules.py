@@ -12,7 +12,7 @@ from uuid import uuid4
 
 from .. import paths
 from ..atomic import read_json, write_json_atomic
-from ..errors import SophiaError, StateFileError
+from ..errors import BadInput, StateFileError
 from ..kinds import MAX_DOMAIN_CHARS, MAX_RULE_CHARS
 from ..locking import locked
 from ..timeutil import iso, now, parse
@@ -23,7 +23,7 @@ MAX_DIGESTS = 20
 
 
 
-class RuleTooLong(SophiaError):
+class RuleTooLong(BadInput):
     hint = "a rule is a sentence or two: keep the lesson, or split it into several rules"
 
 
