@@ -34,7 +34,7 @@ def test_learn_redacts_and_rejects_empty(s3_env: dict[str, str], sophia_home: Pa
     run_s3(["learn", "Deploy with API_KEY=supersecretvalue123 exported"], s3_env)
     assert "supersecretvalue123" not in (sophia_home / "semantic_rules.json").read_text()
     r = run_s3(["learn", "   "], s3_env)
-    assert r.returncode == 1 and "empty" in r.stderr
+    assert r.returncode == 2 and "empty" in r.stderr  # bad input
 
 
 def test_learn_before_init_says_what_to_do(s3_env: dict[str, str]) -> None:
