@@ -24,7 +24,7 @@ def _db_counts(home: Path) -> dict[str, Any] | None:
     import sqlite3
 
     from .. import paths
-    from ..embed import MODEL_NAME, vectors
+    from ..embed import settings, vectors
 
     db = paths.index_db_path(home)
     if not db.exists():
@@ -32,7 +32,7 @@ def _db_counts(home: Path) -> dict[str, Any] | None:
     try:
         conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=2)
         try:
-            return vectors.counts(conn, MODEL_NAME)
+            return vectors.counts(conn, settings.load(home).model)
         finally:
             conn.close()
     except sqlite3.Error:
@@ -59,7 +59,7 @@ def _db_report(home: Path, live: dict[str, Any] | None) -> dict[str, Any]:
 
 
 def _status(home: Path) -> dict[str, Any]:
-    from ..embed import MODEL_NAME, client, protocol, settings
+    from ..embed import client, protocol, settings
 
     cfg = settings.load(home)
     live = client.status(home, timeout=3.0) if cfg.enabled else None
@@ -69,7 +69,8 @@ def _status(home: Path) -> dict[str, Any]:
         "enabled": cfg.enabled,
         "warm": live is not None,
         "pid": live.get("pid") if live else client.service_pid(home),
-        "model": MODEL_NAME,
+        "model": cfg.model,
+        "config_problems": cfg.problems,
         "backend": (live or {}).get("backend", {}).get("backend") if live else cfg.resolved_backend(),
         "idle_timeout_seconds": cfg.idle_seconds,
         "unavailable": client.unavailable_reason(home),

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import paths
-from . import MODEL_NAME, protocol, settings
+from . import protocol, settings
 
 _LOCK_FD: int | None = None
 DB_CHECK_SECONDS = 2.0  # the indexer looks for a replaced index.db at least this often
@@ -121,7 +121,7 @@ class Service:
         from .model import Encoder
 
         t0 = time.perf_counter()
-        self.encoder = Encoder(threads=cfg.resolved_threads())
+        self.encoder = Encoder(threads=cfg.resolved_threads(), model=cfg.model)
         self.model_seconds = time.perf_counter() - t0
         from . import vectors
 
@@ -136,7 +136,7 @@ class Service:
 
         # embedding_threads = 0: measure 1..max threads on live batches and keep the fastest
         self.tuner = ThreadTuner(cfg.resolved_threads()) if cfg.threads == 0 else None
-        log(f"model {MODEL_NAME} dim {self.encoder.dim} loaded in {self.model_seconds:.1f}s "
+        log(f"model {self.cfg.model} dim {self.encoder.dim} loaded in {self.model_seconds:.1f}s "
             f"({cfg.resolved_threads()} threads); backend {self.backend.name}")
 
     def _make_backend(self, name: str) -> Any:
@@ -147,7 +147,7 @@ class Service:
             if why:
                 log(f"sqlite-vec unavailable ({why}); using numpy")
                 name = self.backend_name = "numpy"
-        return make_backend(name, self.db_path, MODEL_NAME, self.encoder.dim)
+        return make_backend(name, self.db_path, self.cfg.model, self.encoder.dim)
 
     def _open_backend(self) -> tuple[tuple[int, int] | None, Any]:
         """A backend on index.db and the identity of the file it opened (stat before and after)."""
@@ -222,7 +222,7 @@ class Service:
         gone = vectors.delete_orphans(conn)
         conn.commit()
         done = indexer.sync(
-            conn, self._bulk_encode, MODEL_NAME, batch_size=self.cfg.batch_size,
+            conn, self._bulk_encode, self.cfg.model, batch_size=self.cfg.batch_size,
             stop=lambda: self.stop.is_set() or replaced(), on_progress=self._progress,
         )
         if replaced():
@@ -284,7 +284,7 @@ class Service:
         op = req.get("op")
         self.requests += 1
         if op == "ping":
-            return {"ok": True, "pid": os.getpid(), "model": MODEL_NAME, "backend": self.backend.name}
+            return {"ok": True, "pid": os.getpid(), "model": self.cfg.model, "backend": self.backend.name}
         self._touch()
         if op in ("search", "status"):
             self.check_db()
@@ -330,11 +330,11 @@ class Service:
 
         conn = vectors.connect(self.home)
         try:
-            counts = vectors.counts(conn, MODEL_NAME)
+            counts = vectors.counts(conn, self.cfg.model)
         finally:
             conn.close()
         return {
-            "pid": os.getpid(), "model": MODEL_NAME, "dim": self.encoder.dim,
+            "pid": os.getpid(), "model": self.cfg.model, "dim": self.encoder.dim,
             "uptime_seconds": round(time.time() - self.started, 1),
             "idle_seconds": round(time.monotonic() - self.last_activity, 1),
             "idle_timeout_seconds": self.cfg.idle_seconds, "model_load_seconds": round(self.model_seconds, 2),
@@ -421,7 +421,7 @@ def main(argv: list[str] | None = None) -> int:
     _ensure_dir(paths.logs_dir(home))
     cfg = settings.load(home)
     if args.idle_seconds:
-        cfg = settings.EmbedSettings(cfg.provider, cfg.backend, args.idle_seconds, cfg.batch_size, cfg.threads)
+        cfg.idle_seconds = args.idle_seconds
     if not cfg.enabled:
         log(f"embedding_provider is {cfg.provider!r}; the semantic tier is off, not starting")
         return 0

@@ -83,7 +83,7 @@ def recall_items(home: Path, query: str, project: str | None, limit: int,
 def context_types(ctx: dict[str, Any]) -> list[str] | None:
     """The kinds a coding session is shown: the registry's injected ones, plus ingested
     conversations (``s3 ingest``) only when the user opted in with ``context.include_ingested``."""
-    if ctx.get("include_ingested") is True:
+    if ctx["include_ingested"]:
         return None
     return kinds.injected_types()
 
@@ -146,13 +146,10 @@ def main() -> None:
         return
     cfg = load_config(home)
     ctx = cfg["context"]
-    if ctx.get("prompt_context_enabled") is False:
+    if not ctx["prompt_context_enabled"]:
         return
-    try:
-        max_items = max(0, min(20, int(ctx.get("prompt_context_max_items", 3))))
-        min_score = float(ctx.get("prompt_context_min_score", 0.35))
-    except (TypeError, ValueError):
-        max_items, min_score = 3, 0.35
+    # load_config checked these against config_defaults (a bad value is already its default)
+    max_items, min_score = ctx["prompt_context_max_items"], ctx["prompt_context_min_score"]
     if max_items == 0:
         return
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else os.environ.get("CLAUDE_PROJECT_DIR")

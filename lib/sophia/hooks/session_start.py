@@ -91,11 +91,7 @@ def _gap_text(g: Any) -> str:
 def build_context(home: Path, cfg: dict[str, Any], cwd: str | None, now: datetime | None = None) -> str:
     now = now or datetime.now(UTC)
     project = project_of(cwd)
-    ctx = cfg.get("context") or {}
-    try:
-        max_chars = max(400, int(ctx.get("session_start_max_tokens") or 2000) * 4)
-    except (TypeError, ValueError):
-        max_chars = 8000
+    max_chars = cfg["context"]["session_start_max_tokens"] * 4  # checked by load_config (>= 100)
 
     self_model = read_json_quiet(paths.self_model_path(home))
     self_model = self_model if isinstance(self_model, dict) else {}
@@ -153,7 +149,7 @@ def main() -> None:
     if not home.is_dir():
         return
     cfg = load_config(home)
-    if cfg["context"].get("session_start_enabled") is False:
+    if not cfg["context"]["session_start_enabled"]:
         return
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else os.environ.get("CLAUDE_PROJECT_DIR")
     text = build_context(home, cfg, cwd)
