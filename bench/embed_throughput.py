@@ -65,7 +65,8 @@ def in_process(sample: list[str]) -> None:
 
 
 def end_to_end(msgs: list[str]) -> None:
-    from sophia.embed import client, vectors
+    from sophia.embed import vectors
+    from sophia.embed_client import client
 
     out_dir = ROOT / "bench" / "out"
     out_dir.mkdir(parents=True, exist_ok=True)

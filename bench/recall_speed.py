@@ -92,7 +92,7 @@ def main() -> None:
             embed_s = None
             if args.semantic:
                 t1 = time.perf_counter()
-                code = ("import sys; from pathlib import Path; from sophia.embed import client as c; h=Path(sys.argv[1]);"
+                code = ("import sys; from pathlib import Path; from sophia.embed_client import client as c; h=Path(sys.argv[1]);"
                         "c.ensure_started(h, force=True); assert c.wait_warm(h, 900); c.request_embed(h);"
                         "assert c.wait_embedded(h, 3600)")
                 subprocess.run([sys.executable, "-c", code, str(home)], env=env, check=True)
@@ -104,7 +104,7 @@ def main() -> None:
                                                                                                 strict=True)]
             worst = max(r["ratio"] for r in rows)
             if args.semantic:
-                subprocess.run([sys.executable, "-c", "import sys; from sophia.embed import client as c; "
+                subprocess.run([sys.executable, "-c", "import sys; from sophia.embed_client import client as c; "
                                 "c.stop(sys.argv[1])", str(home)], env=env, check=False)
             report.append({"messages": n, "semantic": args.semantic, "embed_seconds": embed_s,
                            "ingest_seconds": round(ingest_s, 2), "python_c_pass_ms": round(base, 1),

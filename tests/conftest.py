@@ -30,7 +30,7 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[P
     monkeypatch.delenv("SOPHIA_HOOK_GUARD", raising=False)
     yield home
     stop_embedding_services(tmp_path)
-    from sophia.embed import protocol
+    from sophia.embed_client import protocol
 
     protocol.sock_path(home / ".sophia").unlink(missing_ok=True)  # one a killed service or a test left
 

@@ -40,7 +40,7 @@ def kill_services(home: Path) -> None:
     deadline = time.monotonic() + 5
     while service_pids(home) and time.monotonic() < deadline:
         time.sleep(0.05)
-    from sophia.embed import protocol
+    from sophia.embed_client import protocol
 
     protocol.sock_path(home).unlink(missing_ok=True)  # a SIGKILLed service leaves its socket behind
 

@@ -15,7 +15,7 @@ import pytest
 from conftest import ROOT, run_s3
 from sophia import config_defaults, paths
 from sophia.atomic import read_json, write_json_atomic
-from sophia.embed import settings as embed_settings
+from sophia.embed_client import settings as embed_settings
 from sophia.guardian import config as guardian_config
 from sophia.hooks.runtime import load_config
 from sophia.migrations import CURRENT, migrate

@@ -13,8 +13,9 @@ import numpy as np
 import pytest
 
 from embed_helpers import put_items
-from sophia.embed import client, indexer, protocol, vectors
+from sophia.embed import indexer, vectors
 from sophia.embed.backends import NumpyBackend, SqliteVecBackend, sqlite_vec_available
+from sophia.embed_client import client, protocol
 
 
 def test_client_returns_none_fast_when_nothing_runs(sophia_home: Path) -> None:
@@ -97,7 +98,7 @@ def test_client_module_is_stdlib_only() -> None:
     import sys
 
     lib = Path(client.__file__).resolve().parents[2]
-    code = (f"import sys; sys.path.insert(0, {str(lib)!r}); import sophia.embed.client as c; "
+    code = (f"import sys; sys.path.insert(0, {str(lib)!r}); import sophia.embed_client.client as c; "
             "bad = [m for m in ('numpy', 'torch', 'pydantic', 'apsw') if m in sys.modules]; "
             "print(bad or 'ok', c.search('q', 3, start=False))")
     out = subprocess.run([sys.executable, "-I", "-S", "-c", code], capture_output=True, text=True, timeout=30,

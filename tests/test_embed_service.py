@@ -19,7 +19,8 @@ import pytest
 
 from conftest import ROOT, run_s3
 from embed_helpers import kill_services, put_items, service_pids, stop_payload
-from sophia.embed import client, protocol, vectors
+from sophia.embed import vectors
+from sophia.embed_client import client, protocol
 
 pytestmark = pytest.mark.embeddings
 pytest.importorskip("sentence_transformers")

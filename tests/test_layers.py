@@ -1,9 +1,8 @@
 """The package layers of ``lib/sophia``: each unit imports only units below it, so there is no cycle.
 
-A unit is a top-level module or package of ``sophia`` (``sophia.index``, ``sophia.paths``); ``embed`` is
-two units: its standard-library client (``client``, ``protocol``, ``settings``: a socket to the
-service) sits below ``index``, which asks it for semantic hits, and the service side (``service``,
-``vectors``, ``indexer``, ...) sits above ``index``, whose items it embeds. Every ``import`` counts,
+A unit is a top-level module or package of ``sophia`` (``sophia.index``, ``sophia.paths``): the embedding
+service's standard-library client (``embed_client``) sits below ``index``, which asks it for semantic hits,
+and the service (``embed``) sits above ``index``, whose items it embeds. Every ``import`` counts,
 the lazy ones inside functions and ``importlib.import_module("sophia....")`` included. Inside a unit
 modules may import each other freely (the guardian's rule families call its analyzer).
 docs/architecture.md draws the same order.
@@ -26,13 +25,12 @@ ORDER = [
     # the ~/.sophia state tree: create, read, check, repair
     "state",
     # recall: the embedding service's client, then the SQLite index and its search
-    "embed.client", "index",
+    "embed_client", "index",
     # features built on the index
     "embed", "ingest", "guardian", "memory", "identity_md",
     # entry points: hook modules, the s3 CLI, the installer's helpers, the LoCoMo evaluation
     "hooks", "install", "evaluation", "cli",
 ]
-EMBED_CLIENT = {"sophia.embed", "sophia.embed.client", "sophia.embed.protocol", "sophia.embed.settings"}
 
 
 def module_name(path: Path) -> str:
@@ -41,8 +39,6 @@ def module_name(path: Path) -> str:
 
 
 def unit_of(module: str) -> str:
-    if module in EMBED_CLIENT:
-        return "embed.client"
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else "sophia"
 
@@ -63,7 +59,7 @@ def imports_of(path: Path, mod: str) -> list[tuple[str, int]]:
         elif isinstance(node, ast.ImportFrom):
             base = ".".join(package[: len(package) - node.level + 1]) if node.level else ""
             target = ".".join(x for x in (base, node.module) if x)
-            # `from sophia.embed import client` imports the module sophia.embed.client
+            # `from sophia.embed_client import client` imports the module sophia.embed_client.client
             names = [f"{target}.{a.name}" if _is_module(f"{target}.{a.name}") else target for a in node.names]
         elif (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
               and isinstance(node.args[0].value, str)

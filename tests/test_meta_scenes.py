@@ -77,10 +77,10 @@ def test_client_vectors_are_used_when_returned(monkeypatch) -> None:  # type: ig
         calls.append({"n": len(texts), "start": start, "timeout": timeout})
         return [[1.0, 0.0] if "docker" in t else [0.0, 1.0] for t in texts]
 
-    mod = types.ModuleType("sophia.embed.client")
+    mod = types.ModuleType("sophia.embed_client.client")
     mod.embed = fake_embed  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "sophia.embed", types.ModuleType("sophia.embed"))
-    monkeypatch.setitem(sys.modules, "sophia.embed.client", mod)
+    monkeypatch.setitem(sys.modules, "sophia.embed_client", types.ModuleType("sophia.embed_client"))
+    monkeypatch.setitem(sys.modules, "sophia.embed_client.client", mod)
     monkeypatch.delenv("SOPHIA_EMBEDDINGS", raising=False)
     out = scenes.cluster_texts(["docker a", "docker b", "docker c", "bread"])
     assert out["method"] == "dbscan-embeddings" and out["labels"] == [0, 0, 0, -1]

@@ -220,12 +220,12 @@ def test_semantic_tier_can_be_switched_off(conn, monkeypatch: pytest.MonkeyPatch
     import types
 
     calls: list[str] = []
-    fake = types.ModuleType("sophia.embed.client")
+    fake = types.ModuleType("sophia.embed_client.client")
     fake.search = lambda q, k, **kw: calls.append(q) or [("fact_2", 0.9)]  # type: ignore[attr-defined]
-    pkg = types.ModuleType("sophia.embed")
+    pkg = types.ModuleType("sophia.embed_client")
     pkg.client = fake  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "sophia.embed", pkg)
-    monkeypatch.setitem(sys.modules, "sophia.embed.client", fake)
+    monkeypatch.setitem(sys.modules, "sophia.embed_client", pkg)
+    monkeypatch.setitem(sys.modules, "sophia.embed_client.client", fake)
     store.upsert_items(conn, [_it("fact_1", "the sofa is blue"), _it("fact_2", "a couch in azure")])
     assert ids(search(conn, "blue sofa")) == ["fact_1"] and calls == []  # SOPHIA_RECALL_SEMANTIC=0
     monkeypatch.setenv("SOPHIA_RECALL_SEMANTIC", "1")
@@ -243,12 +243,12 @@ def test_a_slow_semantic_tier_is_not_waited_for(conn, monkeypatch: pytest.Monkey
         time.sleep(kw.get("timeout", 0.2) + 2)  # a client that ignores its own deadline
         return [("fact_2", 0.9)]
 
-    fake = types.ModuleType("sophia.embed.client")
+    fake = types.ModuleType("sophia.embed_client.client")
     fake.search = slow  # type: ignore[attr-defined]
-    pkg = types.ModuleType("sophia.embed")
+    pkg = types.ModuleType("sophia.embed_client")
     pkg.client = fake  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "sophia.embed", pkg)
-    monkeypatch.setitem(sys.modules, "sophia.embed.client", fake)
+    monkeypatch.setitem(sys.modules, "sophia.embed_client", pkg)
+    monkeypatch.setitem(sys.modules, "sophia.embed_client.client", fake)
     monkeypatch.setenv("SOPHIA_RECALL_SEMANTIC", "1")
     store.upsert_items(conn, [_it("fact_1", "the sofa is blue"), _it("fact_2", "a couch in azure")])
     t0 = time.monotonic()

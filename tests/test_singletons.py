@@ -64,7 +64,7 @@ def test_embedding_spawn_storm_starts_one_service_and_a_killed_one_blocks_nothin
     import sys
 
     from embed_helpers import kill_services, service_pids
-    from sophia.embed import client, protocol
+    from sophia.embed_client import client, protocol
 
     sophia_home.mkdir(parents=True, mode=0o700)
     (sophia_home / "config.json").write_text(json.dumps({"embedding_provider": "local",

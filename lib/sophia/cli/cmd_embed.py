@@ -24,7 +24,8 @@ def _db_counts(home: Path) -> dict[str, Any] | None:
     import sqlite3
 
     from .. import paths
-    from ..embed import settings, vectors
+    from ..embed import vectors
+    from ..embed_client import settings
 
     db = paths.index_db_path(home)
     if not db.exists():
@@ -59,7 +60,7 @@ def _db_report(home: Path, live: dict[str, Any] | None) -> dict[str, Any]:
 
 
 def _status(home: Path) -> dict[str, Any]:
-    from ..embed import client, protocol, settings
+    from ..embed_client import client, protocol, settings
 
     cfg = settings.load(home)
     live = client.status(home, timeout=3.0) if cfg.enabled else None
@@ -128,7 +129,7 @@ def start_cmd(
 ) -> None:
     """Start the service in the background (it embeds pending items, then exits when idle)."""
     from .. import paths
-    from ..embed import client, settings
+    from ..embed_client import client, settings
 
     home = paths.sophia_home()
     if not settings.load(home).enabled:
@@ -148,7 +149,7 @@ def start_cmd(
 
 def _start_failure(home: Path, timeout: float, child: int | None) -> str:
     """One line on why ``start`` failed: the service's note, its last log line if it died, or the wait."""
-    from ..embed import client, protocol
+    from ..embed_client import client, protocol
 
     reason = client.unavailable_reason(home)
     if reason:
@@ -166,7 +167,7 @@ def _start_failure(home: Path, timeout: float, child: int | None) -> str:
 def stop_cmd(json_out: JsonOpt = False) -> None:
     """Stop the service (SIGTERM); it also stops by itself after the idle timeout."""
     from .. import paths
-    from ..embed import client
+    from ..embed_client import client
 
     home = paths.sophia_home()
     pid = client.service_pid(home)

@@ -10,8 +10,8 @@ import sqlite3
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ..embed_client.protocol import MAX_TEXT_CHARS
 from . import vectors
-from .protocol import MAX_TEXT_CHARS
 
 Encoder = Callable[[list[str]], Any]  # returns an (n, dim) array-like of floats
 

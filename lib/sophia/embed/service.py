@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import paths
-from . import protocol, settings
+from ..embed_client import protocol, settings
 
 _LOCK_FD: int | None = None
 DB_CHECK_SECONDS = 2.0  # the indexer looks for a replaced index.db at least this often

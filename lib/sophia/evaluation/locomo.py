@@ -129,7 +129,7 @@ class _ServiceSearch:
     """Semantic hits from the real embedding service of one bench home (started, warmed, filled)."""
 
     def __init__(self, home: Path, timeout: float, wait: float):
-        from ..embed import client
+        from ..embed_client import client
 
         self.client, self.home, self.timeout = client, home, timeout
         client.ensure_started(home, force=True)

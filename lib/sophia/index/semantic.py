@@ -1,6 +1,6 @@
 """Asking the semantic tier without waiting on it. Standard library only.
 
-``Pending`` sends the query to the embedding service (``sophia.embed.client``) from a daemon
+``Pending`` sends the query to the embedding service (``sophia.embed_client.client``) from a daemon
 thread, so the service computes the query embedding while this process does its own work
 (imports, keyword scoring); ``get()`` then collects the hits. When the service is not warm, the
 client answers None at once and recall is keyword-only. ``SOPHIA_RECALL_SEMANTIC=0`` skips it.
@@ -48,7 +48,7 @@ def ask(query: str, k: int, home: Path | None, types: list[str] | None) -> Hits 
     if not enabled():
         return None
     try:
-        from ..embed import client
+        from ..embed_client import client
     except Exception:
         return None
     try:

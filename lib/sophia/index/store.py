@@ -192,7 +192,7 @@ def upsert_items(conn: sqlite3.Connection, items: list[dict[str, Any]]) -> int:
         raise
     if n:  # a running embedding service embeds the new text within seconds (never starts one)
         try:
-            from ..embed.client import index_written
+            from ..embed_client.client import index_written
         except ImportError:
             return n
         index_written(conn)

@@ -153,7 +153,7 @@ def ingest_conversations(convs: Iterable[tuple[str, list[Turn]]], *, home: Path 
 def request_embed(home: Path | None = None) -> bool:
     """Nudge the embedding service, when the semantic tier is installed; never fails."""
     try:
-        from ..embed import client
+        from ..embed_client import client
     except Exception:
         return False
     try:

@@ -5,7 +5,7 @@ least 0.70 (embeddings; 0.35 on keyword TF vectors when embeddings are off) and 
 at most 7 days before the memory's time; otherwise it starts a new scene. At most 100 scenes:
 past that, a memory joins its nearest scene whatever the score.
 
-Embeddings come from the stdlib client ``sophia.embed.client.embed(texts)`` when it returns
+Embeddings come from the stdlib client ``sophia.embed_client.client.embed(texts)`` when it returns
 vectors; otherwise the keyword fallback is used (standard library only).
 """
 
@@ -39,7 +39,7 @@ def embed(texts: list[str], home: Path | None = None) -> list[list[float]] | Non
     applying a result must not hang on a model load."""
     if os.environ.get("SOPHIA_EMBEDDINGS", "").lower() in ("0", "off", "none", "false"):
         return None
-    from ..embed.client import embed as client_embed
+    from ..embed_client.client import embed as client_embed
 
     try:
         vecs = client_embed(texts, home=home, timeout=5.0, start=False)
