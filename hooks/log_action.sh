@@ -6,7 +6,8 @@
 # file, args_hash. session_end.sh turns the buffer into an episode (through sophia.redact).
 #
 # Pure bash with builtins only (plus one cksum): it runs after EVERY tool call, so it must
-# cost about as much as `bash -c 'cat >/dev/null'`. No Python, no jq.
+# cost about as much as `bash -c 'cat >/dev/null'`. No Python, no jq. The state home comes from
+# hooks/lib/env.sh (sourced: builtins only), as for every hook.
 # - Only the first 64 KiB of the payload are scanned; a bigger payload is drained and its
 #   last 4 KiB kept (duration_ms and tool_use_id come after tool_response).
 # - The Bash summary keeps at most the first 3 words of the command, and only words that
@@ -17,6 +18,10 @@ set -euo pipefail
 umask 077
 trap 'exit 0' EXIT
 [[ ${SOPHIA_HOOK_GUARD:-} == 1 ]] && exit 0
+here=${BASH_SOURCE[0]%/*}
+[[ $here == "${BASH_SOURCE[0]}" ]] && here=.
+# shellcheck source=hooks/lib/env.sh
+. "$here/lib/env.sh" 2>/dev/null || exit 0
 LC_ALL=C
 
 payload=
@@ -127,8 +132,7 @@ now=$EPOCHREALTIME
 TZ=UTC0 printf -v ts '%(%Y-%m-%dT%H:%M:%S)T' "${now%.*}"
 ts+=".${now:${#now}-6:3}Z"
 
-home=${SOPHIA_HOME:-${HOME:-}/.sophia}
-dir=$home/buffers
+dir=$SOPHIA_HOME/buffers
 [[ -d $dir ]] || mkdir -p "$dir" 2>/dev/null || exit 0
 
 line="{\"ts\":\"$ts\",\"session\":\"$sid\",\"tool\":\"$tool\",\"event\":\"$event\",\"outcome\":\"$outcome\""

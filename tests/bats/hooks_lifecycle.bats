@@ -101,6 +101,19 @@ ms() { echo $(($(date +%s%N) / 1000000)); }
   [ "$output" = "Bash|67|toolu_0000" ]
 }
 
+@test "log_action: the buffer goes to the home named in kit/.sophia_home when SOPHIA_HOME is unset" {
+  local kit=$BATS_TEST_TMPDIR/kit custom=$BATS_TEST_TMPDIR/custom
+  mkdir -p "$kit"
+  cp -R "$HOOKS" "$kit/hooks"
+  echo "$custom" >"$kit/.sophia_home"
+  payload PostToolUse 1 | env -u SOPHIA_HOME "$kit/hooks/log_action.sh"
+  [ "$(wc -l <"$custom/buffers/$SID.jsonl")" -eq 1 ]
+  [ ! -e "$SOPHIA_HOME" ]
+  # an explicit SOPHIA_HOME still wins
+  payload PostToolUse 1 | "$kit/hooks/log_action.sh"
+  [ "$(wc -l <"$BUF")" -eq 1 ]
+}
+
 @test "log_action: session ids are sanitised into the buffer name" {
   payload PostToolUse 1 | jq -c '.session_id = "../../etc/x y"' | "$HOOKS/log_action.sh"
   [ -f "$SOPHIA_HOME/buffers/etcxy.jsonl" ]
