@@ -306,6 +306,8 @@ step_init() {
   version=$(sed -n 's/^version *= *"\([^"]*\)".*/\1/p' "$SOPHIA_SRC/pyproject.toml" | head -n1)
   mkdir -p "$SOPHIA_HOME/run"
   printf '%s\t%s\n' "$version" "$S3_BIN" >"$SOPHIA_HOME/run/bootstrap.done"
+  # The venv's own s3, run without the launcher, finds this home too (lib/sophia/paths.py).
+  if [[ ${VENV_CREATED:-0} == 1 ]]; then printf '%s\n' "$SOPHIA_HOME" >"$VENV_DIR/.sophia_home"; fi
 }
 
 confirm() {

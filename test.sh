@@ -12,6 +12,11 @@ CACHE=$ROOT/.cache
 CLAUDE_VERSION=2.1.197
 TORCH_SPEC=${SOPHIA_TORCH_SPEC:-torch==2.13.0}
 
+# The interpreter chooser install.sh and uninstall.sh use (find_python); our own say and die below.
+PROG=test.sh SCRIPT=${BASH_SOURCE[0]}
+# shellcheck source=scripts/common.sh
+. "$ROOT/scripts/common.sh"
+
 say() { printf '\n==> %s\n' "$*"; }
 die() { printf 'test.sh: %s\n' "$*" >&2; exit 1; }
 
@@ -35,16 +40,6 @@ install_claude() {
   (cd "$CACHE/node" && npm install --silent --no-audit --no-fund --no-save "@anthropic-ai/claude-code@$CLAUDE_VERSION" >/dev/null)
 }
 
-find_python() {
-  local c
-  for c in python3.13 python3.12 python3.11 python3; do
-    if command -v "$c" >/dev/null 2>&1 && "$c" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
-      command -v "$c"; return 0
-    fi
-  done
-  die "Python 3.11 or newer is needed"
-}
-
 install_python() {
   local stamp=$VENV/.sophia-test-stamp want
   want=$(sha256sum < pyproject.toml | cut -c1-16)
@@ -53,7 +48,12 @@ install_python() {
     return 0
   fi
   say "preparing the test venv ($VENV)"
-  [[ -x $VENV/bin/python ]] || "$(find_python)" -m venv "$VENV"
+  if [[ ! -x $VENV/bin/python ]]; then
+    local base
+    # shellcheck disable=SC2119  # no extra candidates
+    base=$(find_python) || die "Python 3.11 or newer is needed (set SOPHIA_PYTHON=/path/to/python3.11)"
+    "$base" -m venv "$VENV"
+  fi
   "$VENV/bin/pip" install -q --upgrade pip >/dev/null 2>&1 || true
   "$VENV/bin/pip" install -q "$TORCH_SPEC" 2>&1 | grep -v '^WARNING: Location' || true
   "$VENV/bin/pip" install -q -e ".[dev,embeddings]" 2>&1 | grep -v '^WARNING: Location' || true

@@ -25,12 +25,19 @@ IFS= read -r -d '' payload || true
 ask() {
   # $1: why the analyzer could not judge (fixed text only: no user input is interpolated)
   printf '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "ask", "permissionDecisionReason": "Sophia guardian: %s, so this call was not checked; review it yourself."}}\n' "$1"
-  local logs=${SOPHIA_HOME:-${HOME:-/nonexistent}/.sophia}/logs
-  if [[ -d $logs ]]; then
+  local logs=${SOPHIA_HOME:-}/logs
+  if [[ -n ${SOPHIA_HOME:-} && -d $logs ]]; then
     { TZ=UTC printf '{"ts": "%(%Y-%m-%dT%H:%M:%SZ)T", "decision": "ask", "rule": "analyzer_failure", "reason": "%s"}\n' -1 "$1" >>"$logs/guardian_blocks.jsonl"; } 2>/dev/null || true
   fi
   exit 0
 }
+
+# The state home and the interpreter, found as every hook finds them (env.sh has no traps: this hook
+# keeps its own fail-closed answers). Without it the user's deny patterns cannot be read: ask.
+here=${BASH_SOURCE[0]%/*}
+[[ $here == "${BASH_SOURCE[0]}" ]] && here=.
+# shellcheck source=hooks/lib/env.sh
+. "$here/lib/env.sh" 2>/dev/null || ask "its environment file hooks/lib/env.sh is missing"
 
 shopt -s nocasematch
 L='(^|[^A-Za-z0-9_.-]|\\[nrt])'
@@ -101,7 +108,7 @@ esac
 
 # A user deny pattern can match anything: then every call goes to the analyzer.
 if ((flag == 0)); then
-  cfg=${SOPHIA_HOME:-${HOME:-/nonexistent}/.sophia}/config.json
+  cfg=$SOPHIA_HOME/config.json
   if [[ -f $cfg ]]; then
     conf=""
     IFS= read -r -d '' conf <"$cfg" || true
@@ -112,29 +119,12 @@ fi
 ((flag)) || exit 0
 shopt -u nocasematch
 
-here=${BASH_SOURCE[0]%/*}
-[[ $here == "${BASH_SOURCE[0]}" ]] && here=.
-run=$here/../lib/sophia/guardian/run.py
+run=$SOPHIA_LIB/sophia/guardian/run.py
 [[ -f $run ]] || ask "its analyzer is missing ($run)"
-
-# The same order as hooks/lib/common.sh, without sourcing it (its fail-open trap is not ours):
-# an explicit SOPHIA_PYTHON, the kit's venv, the real interpreter cached by the other hooks
-# (never a slow pyenv shim), then python3 on PATH.
-py=""
-home=${SOPHIA_HOME:-${HOME:-/nonexistent}/.sophia}
-if [[ -n ${SOPHIA_PYTHON:-} && -x ${SOPHIA_PYTHON} ]]; then
-  py=$SOPHIA_PYTHON
-elif [[ -x $home/venv/bin/python ]]; then
-  py=$home/venv/bin/python
-elif [[ -f $home/run/python ]] && IFS= read -r cached <"$home/run/python" && [[ -x $cached ]]; then
-  py=$cached
-else
-  py=$(command -v python3 2>/dev/null) || py=""
-fi
-[[ -n $py ]] || ask "python3 was not found, so the safety analyzer could not run"
+sophia_python || ask "python3 was not found, so the safety analyzer could not run"
 
 set +e
-out=$("$py" -I -S "$run" 2>/dev/null <<<"$payload")
+out=$("$PY" -I -S "$run" 2>/dev/null <<<"$payload")
 rc=$?
 set -e
 if ((rc != 0)); then

@@ -6,9 +6,12 @@
 # file, args_hash. session_end.sh turns the buffer into an episode (through sophia.redact).
 #
 # Pure bash with builtins only (plus one cksum): it runs after EVERY tool call, so it must
-# cost about as much as `bash -c 'cat >/dev/null'`. No Python, no jq.
+# cost about as much as `bash -c 'cat >/dev/null'`. No Python, no jq. The state home comes from
+# hooks/lib/env.sh (sourced: builtins only), as for every hook.
 # - Only the first 64 KiB of the payload are scanned; a bigger payload is drained and its
-#   last 4 KiB kept (duration_ms and tool_use_id come after tool_response).
+#   last 4 KiB kept (Claude Code puts duration_ms and tool_use_id after tool_response).
+# - tool_use_id is taken from the top-level keys before tool_input when it is there (another key
+#   order), else from its LAST occurrence (the tool's output may quote the key too).
 # - The Bash summary keeps at most the first 3 words of the command, and only words that
 #   match a strict whitelist, stopping at the first that does not: secrets (tokens,
 #   assignments, quoted strings, URLs) cannot reach the buffer by construction.
@@ -17,6 +20,10 @@ set -euo pipefail
 umask 077
 trap 'exit 0' EXIT
 [[ ${SOPHIA_HOOK_GUARD:-} == 1 ]] && exit 0
+here=${BASH_SOURCE[0]%/*}
+[[ $here == "${BASH_SOURCE[0]}" ]] && here=.
+# shellcheck source=hooks/lib/env.sh
+. "$here/lib/env.sh" 2>/dev/null || exit 0
 LC_ALL=C
 
 payload=
@@ -25,8 +32,10 @@ IFS= read -r -N 65536 payload || true
 # tool_name...) sit in the first few KiB; the ones after tool_response at the very end.
 head=${payload:0:4096}
 tail=$payload
+last=$payload # where the keys after tool_response are: all that was read, or the drained tail
 if ((${#payload} >= 65536)); then
   tail=$(tail -c 4096) || tail=
+  last=$tail
 elif ((${#payload} > 4096)); then
   tail=${payload:${#payload}-4096}
 fi
@@ -60,6 +69,7 @@ if ((${#pre} < ${#head})); then
   ti=${payload:${#pre}+12:16384}
   ti=${ti%%\"tool_response\"*}
 fi
+top=${pre%%\"tool_response\"*} # the top-level keys before the tool's input and output
 
 summary=
 file=
@@ -115,7 +125,16 @@ fi
 duration=
 if [[ $tail =~ \"duration_ms\"$sp:$sp([0-9]+) ]] && ((${#BASH_REMATCH[1]} <= 10)); then duration=${BASH_REMATCH[1]}; fi
 use_id=
-if [[ $tail =~ \"tool_use_id\"$sp:$sp\"([A-Za-z0-9_-]+)\" ]] && ((${#BASH_REMATCH[1]} <= 100)); then use_id=${BASH_REMATCH[1]}; fi
+re='"tool_use_id"'$sp:$sp'"([A-Za-z0-9_-]+)"'
+if [[ $top =~ $re ]]; then
+  use_id=${BASH_REMATCH[1]}
+else
+  # its last occurrence: % (shortest suffix) scans from the end, linear (a leading-* # is quadratic)
+  rest=${last%\"tool_use_id\"*}
+  rest=${last:${#rest}}
+  if [[ $rest =~ ^$re ]]; then use_id=${BASH_REMATCH[1]}; fi
+fi
+((${#use_id} <= 100)) || use_id=
 
 hash=
 if [[ -n $ti ]]; then
@@ -127,8 +146,7 @@ now=$EPOCHREALTIME
 TZ=UTC0 printf -v ts '%(%Y-%m-%dT%H:%M:%S)T' "${now%.*}"
 ts+=".${now:${#now}-6:3}Z"
 
-home=${SOPHIA_HOME:-${HOME:-}/.sophia}
-dir=$home/buffers
+dir=$SOPHIA_HOME/buffers
 [[ -d $dir ]] || mkdir -p "$dir" 2>/dev/null || exit 0
 
 line="{\"ts\":\"$ts\",\"session\":\"$sid\",\"tool\":\"$tool\",\"event\":\"$event\",\"outcome\":\"$outcome\""

@@ -2,6 +2,8 @@
 # What install.sh and uninstall.sh share: messages, --dry-run, --help, finding Python 3.11+,
 # and where the state and the Claude Code folder are. Sourced, never run; the sourcing script
 # sets PROG (its name, for messages) and SCRIPT (its path, whose header comment is its --help).
+# find_python is the one interpreter chooser of install.sh, uninstall.sh, test.sh and scripts/
+# (the hooks choose theirs in hooks/lib/env.sh: the kit's venv, then a cached real interpreter).
 
 _exiterr() {
   printf '%s: error: %s\n' "$PROG" "$1" >&2

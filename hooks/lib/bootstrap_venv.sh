@@ -26,7 +26,9 @@ umask 077
 BOOT_SELF=${BASH_SOURCE[0]}
 [[ $BOOT_SELF == /* ]] || BOOT_SELF=$PWD/$BOOT_SELF
 BOOT_ROOT=${BOOT_SELF%/hooks/lib/*} # the plugin (or checkout) root
-SOPHIA_HOME=${SOPHIA_HOME:-$HOME/.sophia}
+# SOPHIA_HOME as every hook finds it.
+# shellcheck source=hooks/lib/env.sh
+. "${BOOT_SELF%/*}/env.sh"
 BOOT_RUN=$SOPHIA_HOME/run
 BOOT_DONE=$BOOT_RUN/bootstrap.done
 BOOT_FAILED=$BOOT_RUN/bootstrap.failed

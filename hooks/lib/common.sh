@@ -13,11 +13,11 @@
 #   - fail-open ERR and EXIT traps: a hook's own failure (any exit status but 0 and 2) exits 0 with one
 #     line on stderr, never a traceback. A hook that must fail closed (the guardian) replaces them:
 #     `trap 'my_handler' ERR EXIT`.
-#   - sets SOPHIA_HOME, SOPHIA_HOOK_DIR (the hooks/ folder), SOPHIA_LIB (the folder holding the
-#     `sophia` package: hooks/../lib), SOPHIA_HOOK_NAME (file name without .sh).
+#   - sources env.sh (SOPHIA_HOME, SOPHIA_HOOK_DIR, SOPHIA_LIB and sophia_python: see there) and sets
+#     SOPHIA_HOOK_NAME (file name without .sh).
 #
-# Functions: note MSG (one line to stderr), sophia_python (sets PY to a real interpreter, never a
-# pyenv shim, cached in $SOPHIA_HOME/run/python), sophia_py MODULE ARGS... (runs a stdlib-only module of
+# Functions: note MSG (one line to stderr), sophia_python (from env.sh: sets PY to a real interpreter,
+# never a pyenv shim, cached in $SOPHIA_HOME/run/python), sophia_py MODULE ARGS... (runs a stdlib-only module of
 # ours as "$PY" -I -S with SOPHIA_LIB on sys.path), sophia_py_file FILE ARGS... (runs "$PY" -I -S
 # "$SOPHIA_LIB/FILE"), sophia_read_stdin (reads the whole hook payload into SOPHIA_INPUT).
 
@@ -57,51 +57,9 @@ _sophia_on_exit() {
 trap '_sophia_on_err $? $LINENO' ERR
 trap '_sophia_on_exit $?' EXIT
 
-# Where the hook lives, resolved without forking (dirname/readlink/cd would fork).
-_sophia_here=${BASH_SOURCE[0]}
-[[ $_sophia_here == */* ]] || _sophia_here=./$_sophia_here
-_sophia_here=${_sophia_here%/*}            # .../hooks/lib
-SOPHIA_HOOK_DIR=${_sophia_here%/lib}        # .../hooks
-[[ $SOPHIA_HOOK_DIR == /* ]] || SOPHIA_HOOK_DIR=$PWD/$SOPHIA_HOOK_DIR
-SOPHIA_LIB=$SOPHIA_HOOK_DIR/../lib
-unset _sophia_here
-
-# The state location. An install with a non-default SOPHIA_HOME leaves it in kit/.sophia_home, since
-# Claude Code runs hooks without our environment.
-if [[ -z ${SOPHIA_HOME:-} && -r $SOPHIA_HOOK_DIR/../.sophia_home ]]; then
-  IFS= read -r SOPHIA_HOME <"$SOPHIA_HOOK_DIR/../.sophia_home" || true
-fi
-SOPHIA_HOME=${SOPHIA_HOME:-$HOME/.sophia}
-export SOPHIA_HOME
-
-# Sets PY to a real Python >= 3.11 (never a pyenv shim). Order: the kit's venv interpreter, the path
-# cached in $SOPHIA_HOME/run/python, else resolve python3 once (the only subprocess) and cache it.
-# Returns 1 (with PY empty) when no suitable Python exists.
-sophia_python() {
-  PY=${SOPHIA_PYTHON:-}
-  [[ -n $PY && -x $PY ]] && return 0
-  PY=$SOPHIA_HOME/venv/bin/python
-  [[ -x $PY ]] && return 0
-  PY=
-  local cache=$SOPHIA_HOME/run/python cand found=
-  if [[ -r $cache ]]; then
-    IFS= read -r PY <"$cache" || true
-    [[ -n $PY && -x $PY ]] && return 0
-    PY=
-  fi
-  for cand in python3 python3.13 python3.12 python3.11; do
-    type -P "$cand" >/dev/null || continue
-    found=$("$cand" -I -S -c 'import sys; sys.version_info >= (3, 11) and print(sys.executable)' 2>/dev/null) || found=
-    [[ -n $found && -x $found ]] && break
-    found=
-  done
-  [[ -n $found ]] || return 1
-  PY=$found
-  if [[ -d $SOPHIA_HOME/run ]] || mkdir -p "$SOPHIA_HOME/run" 2>/dev/null; then
-    printf '%s\n' "$PY" >"$cache.$$" 2>/dev/null && mv -f "$cache.$$" "$cache" 2>/dev/null || rm -f "$cache.$$" 2>/dev/null || true
-  fi
-  return 0
-}
+# SOPHIA_HOOK_DIR, SOPHIA_LIB, SOPHIA_HOME and sophia_python: the environment every hook shares.
+# shellcheck source=hooks/lib/env.sh
+. "${BASH_SOURCE[0]%/*}/env.sh" 2>/dev/null || { note "hooks/lib/env.sh is missing; reinstall the kit"; exit 0; }
 
 # The bootstrap passed to `python -c`: puts SOPHIA_LIB first on sys.path and runs a module as __main__.
 # -I drops PYTHONPATH, the user site and the script dir; -S drops site-packages: stdlib only.

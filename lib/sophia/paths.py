@@ -1,20 +1,74 @@
-"""Where the state lives. Standard library only (imported by hooks).
+"""Where the state lives. Standard library only, and nothing but ``os`` and ``sys`` at import: the
+guardian imports it on every analysed tool call (``pathlib`` costs it ~5 ms, so it is imported lazily).
 
-``sophia_home()`` is the one place that decides the state location: ``$SOPHIA_HOME``
-if set, else ``~/.sophia``. Every other path is derived from it.
+``home_str()`` is the one place that decides the state location (``sophia_home()`` is the same as a
+``Path``); every other path is derived from it. The order:
+
+1. ``$SOPHIA_HOME``;
+2. the ``.sophia_home`` file an install with a non-default home leaves in the folders it runs code
+   from: the kit (``kit/.sophia_home``, two levels above this file) and the venv it created
+   (``venv/.sophia_home``). Claude Code runs hooks without our environment, and a user may run the
+   venv's ``s3`` directly, so the install says where its home is;
+3. ``~/.sophia``.
+
+``hooks/lib/env.sh`` resolves it the same way for the shell hooks (and exports it for this module).
 """
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
+import sys
+
+TYPE_CHECKING = False  # typing is not imported on the hook path
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from pathlib import Path
+
+MARKER = ".sophia_home"
+_marker_home: list[str] = []  # memo of the marker lookup: [] not looked up yet, [""] none found
 
 
-def sophia_home() -> Path:
-    env = os.environ.get("SOPHIA_HOME")
-    if env:
-        return Path(env).expanduser()
-    return Path.home() / ".sophia"
+def install_roots() -> list[str]:
+    """The folders an install runs our code from: the kit (or checkout) holding lib/sophia, and the
+    venv this interpreter runs in (when it is one)."""
+    roots = [os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))]
+    if sys.prefix != sys.base_prefix:
+        roots.append(sys.prefix)
+    return roots
+
+
+def _marked_home() -> str:
+    if not _marker_home:
+        found = ""
+        for root in install_roots():
+            try:
+                with open(os.path.join(root, MARKER), encoding="utf-8") as fh:
+                    found = fh.readline().rstrip("\n")
+            except (OSError, UnicodeDecodeError):
+                continue
+            if found:
+                break
+        _marker_home.append(found)
+    return _marker_home[0]
+
+
+def home_str(env: Mapping[str, str] | None = None) -> str:
+    """The state folder as a string (see the module doc for the order). ``env`` defaults to
+    ``os.environ``."""
+    e = os.environ if env is None else env
+    explicit = e.get("SOPHIA_HOME")
+    if explicit:
+        return os.path.expanduser(explicit)
+    marked = _marked_home()
+    if marked:
+        return marked
+    return os.path.join(e.get("HOME") or os.path.expanduser("~"), ".sophia")
+
+
+def sophia_home(env: Mapping[str, str] | None = None) -> Path:
+    from pathlib import Path
+
+    return Path(home_str(env))
 
 
 def config_path(home: Path | None = None) -> Path:

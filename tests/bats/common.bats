@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# hooks/lib/common.sh, sourced by real hook scripts fed real JSON on stdin.
+# hooks/lib/common.sh (and the env.sh it sources), sourced by real hook scripts fed real JSON on stdin.
 
 REPO_ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
 
@@ -10,7 +10,7 @@ setup() {
   export SOPHIA_HOME=$HOME/.sophia
   KIT=$BATS_TEST_TMPDIR/kit
   mkdir -p "$KIT/hooks/lib" "$KIT/lib/sophia/hooks"
-  cp "$REPO_ROOT/hooks/lib/common.sh" "$KIT/hooks/lib/"
+  cp "$REPO_ROOT/hooks/lib/common.sh" "$REPO_ROOT/hooks/lib/env.sh" "$KIT/hooks/lib/"
   touch "$KIT/lib/sophia/__init__.py" "$KIT/lib/sophia/hooks/__init__.py"
   cat >"$KIT/lib/sophia/hooks/probe.py" <<'PY'
 import json, sys
@@ -136,4 +136,12 @@ make_hook() {
     run "$REPO_ROOT/hooks/$h.sh" <<<'{"session_id": "s", "hook_event_name": "X", "cwd": "/tmp"}'
     [ "$status" -eq 0 ] || { echo "$h: $output"; false; }
   done
+}
+
+@test "a kit without env.sh: the hook notes it in one line and exits 0" {
+  rm "$KIT/hooks/lib/env.sh"
+  make_hook h 'echo body-ran'
+  run "$KIT/hooks/h.sh" <<<'{}'
+  [ "$status" -eq 0 ]
+  [ "$output" = "sophia h: hooks/lib/env.sh is missing; reinstall the kit" ]
 }

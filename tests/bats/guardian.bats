@@ -89,8 +89,9 @@ decision() {
 
 @test "no python: flagged calls ask, ordinary calls still pass" {
   kit="$BATS_TEST_TMPDIR/kit"
-  mkdir -p "$kit/hooks" "$kit/lib"
+  mkdir -p "$kit/hooks/lib" "$kit/lib"
   cp "$HOOK" "$kit/hooks/"
+  cp "$BATS_TEST_DIRNAME/../../hooks/lib/env.sh" "$kit/hooks/lib/"
   cp -r "$BATS_TEST_DIRNAME/../../lib/sophia" "$kit/lib/"
   bash_bin=$(command -v bash)
   payload=$(bash_payload 'rm -rf ~')
@@ -131,4 +132,39 @@ decision() {
   [ "$status" -eq 0 ]
   [ "$(jq -r '.hookSpecificOutput // "none"' <<<"$output")" = none ]
   [[ $(jq -r .systemMessage <<<"$output") == *"warn mode"* ]]
+}
+
+# A kit in $BATS_TEST_TMPDIR/kit: the hooks and the library, as install.sh lays them out.
+make_kit() {
+  kit="$BATS_TEST_TMPDIR/kit"
+  mkdir -p "$kit/lib"
+  cp -R "$BATS_TEST_DIRNAME/../../hooks" "$kit/hooks"
+  cp -R "$BATS_TEST_DIRNAME/../../lib/sophia" "$kit/lib/"
+}
+
+@test "without SOPHIA_HOME, the home in kit/.sophia_home gives the deny patterns and takes the log" {
+  make_kit
+  custom="$BATS_TEST_TMPDIR/custom"
+  mkdir -p "$custom"
+  echo "$custom" >"$kit/.sophia_home"
+  echo '{"guardian": {"mode": "enforce", "allow": [], "deny": ["walrus-forbidden"]}}' >"$custom/config.json"
+  run env -u SOPHIA_HOME SOPHIA_GUARDIAN_SYNC_LOG=1 bash "$kit/hooks/guardian_tier1.sh" <<<"$(bash_payload 'echo walrus-forbidden')"
+  [ "$status" -eq 0 ]
+  [ "$(decision)" = deny ] || { echo "$output"; false; }
+  [[ $output == *"guardian.deny"* ]]
+  grep -q '"rule": *"config_deny"' "$custom/logs/guardian_blocks.jsonl"
+  [ -z "$(ls -A "$SOPHIA_HOME")" ] # the SOPHIA_HOME of setup() (unset above) got nothing
+  # an explicit SOPHIA_HOME wins over the kit's file
+  run bash "$kit/hooks/guardian_tier1.sh" <<<"$(bash_payload 'echo walrus-forbidden')"
+  [ "$(decision)" = allow ]
+}
+
+@test "a kit without hooks/lib/env.sh asks (fail closed), exit 0, one JSON line" {
+  make_kit
+  rm "$kit/hooks/lib/env.sh"
+  run bash "$kit/hooks/guardian_tier1.sh" <<<"$(bash_payload 'ls')"
+  [ "$status" -eq 0 ]
+  [ "$(decision)" = ask ]
+  [[ $output == *"env.sh is missing"* ]]
+  [ "${#lines[@]}" -eq 1 ]
 }

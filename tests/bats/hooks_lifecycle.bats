@@ -101,6 +101,35 @@ ms() { echo $(($(date +%s%N) / 1000000)); }
   [ "$output" = "Bash|67|toolu_0000" ]
 }
 
+@test "log_action: tool_use_id is found in any key order, and one nested in the output is not taken" {
+  local big
+  big=$(printf 'x%.0s' {1..6000})
+  # tool_use_id first, a tool output bigger than 4 KiB after it
+  payload PostToolUse 1 | jq -c --arg s "$big" '.tool_response.stdout = $s | {tool_use_id} + del(.tool_use_id)' |
+    "$HOOKS/log_action.sh"
+  # the usual order, with a structured tool output holding a tool_use_id key of its own
+  payload PostToolUse 1 | jq -c --arg s "$big" '.tool_response.stdout = $s | .tool_response.meta = {tool_use_id: "toolu_nested"}' |
+    "$HOOKS/log_action.sh"
+  # a drained (over 64 KiB) payload with the id first
+  payload PostToolUse 1 | jq -c '.tool_response.stdout = ("y" * 100000) | {tool_use_id} + del(.tool_use_id)' |
+    "$HOOKS/log_action.sh"
+  run jq -r '.id // "-"' "$BUF"
+  [ "${lines[*]}" = "toolu_0000 toolu_0000 toolu_0000" ] || { echo "$output"; false; }
+}
+
+@test "log_action: the buffer goes to the home named in kit/.sophia_home when SOPHIA_HOME is unset" {
+  local kit=$BATS_TEST_TMPDIR/kit custom=$BATS_TEST_TMPDIR/custom
+  mkdir -p "$kit"
+  cp -R "$HOOKS" "$kit/hooks"
+  echo "$custom" >"$kit/.sophia_home"
+  payload PostToolUse 1 | env -u SOPHIA_HOME "$kit/hooks/log_action.sh"
+  [ "$(wc -l <"$custom/buffers/$SID.jsonl")" -eq 1 ]
+  [ ! -e "$SOPHIA_HOME" ]
+  # an explicit SOPHIA_HOME still wins
+  payload PostToolUse 1 | "$kit/hooks/log_action.sh"
+  [ "$(wc -l <"$BUF")" -eq 1 ]
+}
+
 @test "log_action: session ids are sanitised into the buffer name" {
   payload PostToolUse 1 | jq -c '.session_id = "../../etc/x y"' | "$HOOKS/log_action.sh"
   [ -f "$SOPHIA_HOME/buffers/etcxy.jsonl" ]

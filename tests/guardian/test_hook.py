@@ -136,8 +136,9 @@ def test_fault_injection_needs_the_testing_switch(genv: dict[str, str]) -> None:
 
 def _kit_copy(tmp_path: Path) -> Path:
     kit = tmp_path / "kit"
-    (kit / "hooks").mkdir(parents=True)
+    (kit / "hooks" / "lib").mkdir(parents=True)
     shutil.copy(HOOK, kit / "hooks" / HOOK.name)
+    shutil.copy(HOOK.parent / "lib" / "env.sh", kit / "hooks" / "lib" / "env.sh")
     shutil.copytree(ROOT / "lib" / "sophia", kit / "lib" / "sophia", ignore=shutil.ignore_patterns("__pycache__"))
     return kit / "hooks" / HOOK.name
 

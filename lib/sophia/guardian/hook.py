@@ -12,6 +12,8 @@ import json
 import os
 import sys
 
+from .. import paths
+
 TYPE_CHECKING = False  # typing is not imported on the hook path
 if TYPE_CHECKING:
     from typing import Any
@@ -21,19 +23,12 @@ PENDING_LOG: list[tuple[str, dict[str, Any]]] = []  # written after the answer i
 TIMEOUT_S = 3.0
 
 
-def _home(env: dict[str, str]) -> str:
-    sh = env.get("SOPHIA_HOME")
-    if sh:
-        return os.path.expanduser(sh)
-    return os.path.join(env.get("HOME") or os.path.expanduser("~"), ".sophia")
-
-
 def decide(payload: dict[str, Any], env: dict[str, str]) -> dict[str, Any]:
     """The guardian's verdict on one PreToolUse payload (before the mode is applied)."""
     from .analyze import analyze_tool
     from .config import load
 
-    settings = load(_home(env))
+    settings = load(paths.home_str(env))
     tool = payload.get("tool_name") or ""
     raw_in = payload.get("tool_input")
     tin: dict[str, Any] = raw_in if isinstance(raw_in, dict) else {}
@@ -111,7 +106,7 @@ def run(raw: bytes, env: dict[str, str]) -> str:
                     "review it yourself.")
     if not isinstance(payload, dict):
         return emit("ask", "the tool call could not be read (unexpected hook input); review it yourself.")
-    home = _home(env)
+    home = paths.home_str(env)
     res = decide(payload, env)
     note = _note_once(home, res.get("notes") or [])
     decision = res["decision"]
@@ -134,6 +129,7 @@ def _alarm(_sig: int, _frame: object) -> None:
 
 def main() -> int:
     env = dict(os.environ)
+    env["SOPHIA_HOME"] = paths.home_str(env)  # resolved once: the config, the log and the analyzer's zones agree
     try:
         import signal
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import posixpath
 import re
 
+from .. import paths
 from .lazyre import LazyRe
 from .record import field, record
 from .shell import UNKNOWN
@@ -109,7 +110,7 @@ def make_ctx(cwd: str | None, env: dict[str, str]) -> Ctx:
         project = cwd_n
     if project in ("/", home) or (project and _under(home, project)):
         project = None  # a project that contains HOME is no project: judge every path on its own
-    sh = env.get("SOPHIA_HOME") or posixpath.join(home, ".sophia")
+    sh = paths.home_str(env)
     kit = []
     here = posixpath.dirname(posixpath.abspath(__file__))
     kit_root = posixpath.normpath(posixpath.join(here, "..", "..", ".."))
