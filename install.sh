@@ -93,6 +93,25 @@ step_preflight() {
       dir) PREV_DIRS+=("$value") ;;
     esac
   done < <(helper manifest get --manifest "$MANIFEST" --claude-dir "$CLAUDE_DIR" 2>/dev/null || true)
+  # Folders this install is about to create (uninstall removes them again once they are empty).
+  mapfile -t CREATED_DIRS < <(missing_dirs "$CLAUDE_DIR/skills" "$CLAUDE_DIR/agents")
+  mapfile -t CREATED_SHARED_DIRS < <(missing_dirs "$BIN_DIR")
+}
+
+# Prints each folder that `mkdir -p DIR` would create, for each DIR, once, outermost first.
+missing_dirs() {
+  local want d c
+  local -a out=()
+  for want in "$@"; do
+    local -a chain=()
+    d=$want
+    while [[ -n $d && $d != / && ! -e $d ]]; do
+      chain=("$d" "${chain[@]}")
+      d=$(dirname "$d")
+    done
+    for c in "${chain[@]}"; do in_list "$c" "${out[@]}" || out+=("$c"); done
+  done
+  printf '%s\n' "${out[@]}" | sed '/^$/d'
 }
 
 # Step: the venv, created once at $SOPHIA_HOME/venv (or the one named by SOPHIA_VENV_PYTHON).
@@ -290,6 +309,10 @@ step_manifest() {
   for x in "${HOOK_COMMANDS[@]}"; do args+=(--command "$x"); done
   for x in "${NEW_FILES[@]}"; do args+=(--file "$x"); done
   for x in "${NEW_DIRS[@]}"; do args+=(--dir "$x"); done
+  for x in "${CREATED_DIRS[@]}"; do [[ -d $x ]] && args+=(--created-dir "$x"); done
+  if [[ -n $LAUNCHER_DONE ]]; then
+    for x in "${CREATED_SHARED_DIRS[@]}"; do [[ -d $x ]] && args+=(--created-shared-dir "$x"); done
+  fi
   helper manifest "${args[@]}" || _exiterr "could not write $MANIFEST"
 }
 
@@ -328,7 +351,7 @@ summary() {
   info "hooks:      $KIT_DIR/hooks (registered in $SETTINGS)"
   info "skills:     ${#NEW_DIRS[@]} in $CLAUDE_DIR/skills; agents: ${#NEW_FILES[@]} in $CLAUDE_DIR/agents"
   info "CLI:        ${LAUNCHER_DONE:-$S3_BIN}"
-  info "manifest:   $MANIFEST (./uninstall.sh removes exactly this)"
+  info "manifest:   $MANIFEST (s3 uninstall or ./uninstall.sh removes exactly this)"
   [[ -n ${ON_PATH_HINT:-} ]] && warn "$ON_PATH_HINT"
   command -v claude >/dev/null 2>&1 || info "Claude Code was not found on PATH; the hooks take effect once it is installed."
   info "next: start Claude Code and run /s3-status (or: s3 status)"

@@ -214,7 +214,9 @@ snapshot() {
   before=$(snapshot)
   run "$SRC/uninstall.sh" --dry-run --purge
   [ "$status" -eq 0 ]
-  [[ $output == *"would run: rm -rf"* ]]
+  [[ $output == *"would remove $HOME/.sophia/kit"* ]]
+  [[ $output == *"would edit $HOME/.claude/settings.json (7 Sophia hook entries out; your keys and hooks kept"* ]]
+  [[ $output != *"{"* ]] || { echo "raw JSON in: $output"; false; }
   [ "$(snapshot)" = "$before" ]
 }
 
@@ -343,4 +345,91 @@ snapshot() {
   [[ $output == *"sophia-system3[embeddings]"* ]]
   run "$HOME/.local/bin/s3" status --json
   [ "$status" -eq 0 ]
+}
+
+# Installs, lets the real writer (`s3 refresh-identity`) put its block in, uninstalls; prints the
+# CLAUDE.md states on the way: "after-refresh: MODE LOCK" and "after-uninstall: MODE|absent LOCK".
+claude_md_round_trip() {
+  local md=$HOME/.claude/CLAUDE.md
+  "$SRC/install.sh" --yes --no-embeddings >/dev/null
+  "$HOME/.local/bin/s3" refresh-identity >/dev/null
+  grep -q 'sophia-system3:begin' "$md"
+  echo "after-refresh: $(stat -c %a "$md") $([ -e "$md.lock" ] && echo lock || echo nolock)"
+  if [[ -n ${EDIT_AFTER:-} ]]; then
+    printf '%s' "$EDIT_AFTER" | cat - "$md" >"$md.new" && cat "$md.new" >"$md" && rm "$md.new"
+  fi
+  "$SRC/uninstall.sh" --yes >/dev/null
+  echo "after-uninstall: $( [ -e "$md" ] && stat -c %a "$md" || echo absent) $([ -e "$md.lock" ] && echo lock || echo nolock)"
+}
+
+@test "uninstall puts CLAUDE.md back byte for byte with its mode and removes the lock; one it did not find goes" {
+  local text
+  for text in $'# Mine\n\nUse tabs.\n' $'# Mine, no final newline' $'# Mine\n\n' $'\n# Mine\n\n\n'; do
+    rm -rf "$HOME/.claude" "$HOME/.sophia"
+    mkdir -p "$HOME/.claude"
+    printf '%s' "$text" >"$HOME/.claude/CLAUDE.md"
+    chmod 644 "$HOME/.claude/CLAUDE.md"
+    cp "$HOME/.claude/CLAUDE.md" "$BATS_TEST_TMPDIR/orig.md"
+    run claude_md_round_trip
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [[ $output == *"after-refresh: 600 lock"* ]] || { echo "$output"; false; } # what the writer does
+    [[ $output == *"after-uninstall: 644 nolock"* ]] || { echo "$text -> $output"; false; }
+    cmp "$HOME/.claude/CLAUDE.md" "$BATS_TEST_TMPDIR/orig.md" || { echo "for $(printf '%q' "$text")"; false; }
+  done
+  # a line the user added after the install stays, the block goes
+  rm -rf "$HOME/.claude" "$HOME/.sophia"
+  mkdir -p "$HOME/.claude"
+  printf '# Mine\n' >"$HOME/.claude/CLAUDE.md"
+  EDIT_AFTER=$'Added later\n' run claude_md_round_trip
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  [ "$(cat "$HOME/.claude/CLAUDE.md")" = $'Added later\n# Mine' ]
+  # no CLAUDE.md before the install: the one the writer created is deleted
+  rm -rf "$HOME/.claude" "$HOME/.sophia"
+  run claude_md_round_trip
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  [[ $output == *"after-uninstall: absent nolock"* ]] || { echo "$output"; false; }
+}
+
+@test "uninstall removes the folders the install created once empty, and keeps folders that were there" {
+  run "$SRC/install.sh" --yes --no-embeddings
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  "$HOME/.local/bin/s3" refresh-identity >/dev/null
+  run "$SRC/uninstall.sh" --yes
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  # nothing of ours outside the memory folder: no .claude (skills/, agents/, CLAUDE.md), no .local/bin
+  [ ! -e "$HOME/.claude" ] || { find "$HOME/.claude"; false; }
+  [ ! -e "$HOME/.local" ] || { find "$HOME/.local"; false; }
+  [ -d "$HOME/.sophia/memory" ]
+
+  # folders that existed before stay, even empty ones, and so do the user's files in them
+  mkdir -p "$HOME/.local/bin" "$HOME/.claude/agents" "$HOME/.claude/skills"
+  echo mine >"$HOME/.claude/agents/mine.md"
+  "$SRC/install.sh" --yes --no-embeddings >/dev/null
+  run "$SRC/uninstall.sh" --yes
+  [ "$status" -eq 0 ]
+  [ -d "$HOME/.local/bin" ] && [ -d "$HOME/.claude/skills" ]
+  [ "$(cat "$HOME/.claude/agents/mine.md")" = mine ]
+}
+
+@test "s3 uninstall works after the checkout was deleted and does what uninstall.sh does" {
+  write_user_settings
+  local src2=$BATS_TEST_TMPDIR/checkout
+  cp -R "$SRC" "$src2"
+  "$src2/install.sh" --yes --no-embeddings >/dev/null
+  "$HOME/.local/bin/s3" refresh-identity >/dev/null
+  rm -rf "$src2"
+  run "$HOME/.local/bin/s3" uninstall --dry-run --json
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  run pyq 'import json,sys; d = json.loads(sys.stdin.read()); assert d["dry_run"]; print(sorted({a["action"] for a in d["actions"]}))' <<<"$output"
+  [ "$output" = "['delete', 'edit', 'remove', 'rmdir']" ] || { echo "$output"; false; }
+  [ -x "$HOME/.local/bin/s3" ]
+
+  run "$HOME/.local/bin/s3" uninstall --yes
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  same_json "$HOME/.claude/settings.json" "$BATS_TEST_TMPDIR/user-settings.orig.json"
+  [ ! -e "$HOME/.claude/CLAUDE.md" ] && [ ! -e "$HOME/.claude/CLAUDE.md.lock" ]
+  [ ! -e "$HOME/.claude/skills" ] && [ ! -e "$HOME/.claude/agents" ]
+  [ ! -e "$HOME/.local/bin/s3" ] && [ ! -e "$HOME/.sophia/kit" ]
+  [ ! -e "$HOME/.sophia/install-manifest.json" ]
+  [ -f "$HOME/.sophia/self_model.json" ]
 }
