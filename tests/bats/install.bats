@@ -433,3 +433,67 @@ claude_md_round_trip() {
   [ ! -e "$HOME/.sophia/install-manifest.json" ]
   [ -f "$HOME/.sophia/self_model.json" ]
 }
+
+@test "the line install.sh prints for a PATH without ~/.local/bin makes s3 found in a fresh shell" {
+  SHELL=/bin/bash run "$SRC/install.sh" --yes --no-embeddings
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  local line
+  line=$(grep -F 'export PATH=' <<<"$output" | sed 's/^ *//')
+  # shellcheck disable=SC2016  # the line is printed literally, for the user to paste
+  [ "$line" = 'echo '\''export PATH="$HOME/.local/bin:$PATH"'\'' >> ~/.bashrc && export PATH="$HOME/.local/bin:$PATH"' ]
+  # in the shell it is pasted into, and in a new interactive shell after that
+  run env -i HOME="$HOME" PATH=/usr/bin:/bin bash --norc -c "$line && command -v s3"
+  [ "$output" = "$HOME/.local/bin/s3" ] || { echo "$output"; false; }
+  run env -i HOME="$HOME" PATH=/usr/bin:/bin bash -ic 'command -v s3' </dev/null
+  [[ $output == *"$HOME/.local/bin/s3"* ]] || { echo "$output"; false; }
+  # already on PATH: no such line
+  PATH="$HOME/.local/bin:$PATH" run "$SRC/install.sh" --yes --no-embeddings
+  [[ $output != *"export PATH="* ]]
+}
+
+# Runs install.sh's torch choice with the probes replaced: $1 = OS, $2 = gpu|nogpu, $3 = reachable|down.
+torch_choice() {
+  bash -c '. "$SRC/install.sh"
+    DRY_RUN=0 BASE_PY=$(command -v python3) os=$1 gpu=$2 net=$3
+    uname() { echo "$os"; }
+    has_nvidia_gpu() { [[ $gpu == gpu ]]; }
+    index_reachable() { [[ $net == reachable ]]; }
+    pip_install() { echo "pip install $*"; }
+    install_torch' _ "$@" 2>&1
+}
+
+@test "torch: the CPU index on Linux without a GPU, PyPI's build with one or on macOS; the overrides win" {
+  run torch_choice Linux nogpu reachable
+  [[ $output == *"CPU-only build, about 200 MB to download"* ]] || { echo "$output"; false; }
+  [[ $output == *"pip install --extra-index-url https://download.pytorch.org/whl/cpu torch==2.13.0"* ]]
+  run torch_choice Linux nogpu down
+  [[ $output == *"warning: cannot reach https://download.pytorch.org/whl/cpu; taking torch from your default index"* ]]
+  [[ $output == *"pip install torch==2.13.0"* ]]
+  run torch_choice Linux gpu reachable
+  [[ $output == *"CUDA build for the NVIDIA GPU, about 3 GB"* && $output == *"pip install torch==2.13.0"* ]]
+  [[ $output != *"extra-index-url"* ]]
+  run torch_choice Darwin nogpu reachable
+  [[ $output == *"about 110 MB"* && $output == *"pip install torch==2.13.0"* && $output != *"extra-index"* ]]
+  # overrides: an index in SOPHIA_PIP_ARGS, SOPHIA_TORCH_INDEX (a URL, or pypi), SOPHIA_TORCH_SPEC
+  SOPHIA_PIP_ARGS="--index-url http://mirror.example/simple" run torch_choice Linux nogpu reachable
+  [[ $output == *"pip install torch==2.13.0"* && $output != *"extra-index"* ]]
+  SOPHIA_TORCH_INDEX=https://download.pytorch.org/whl/cu126 run torch_choice Linux nogpu reachable
+  [[ $output == *"pip install --extra-index-url https://download.pytorch.org/whl/cu126 torch==2.13.0"* ]]
+  SOPHIA_TORCH_INDEX=pypi run torch_choice Linux nogpu reachable
+  [[ $output == *"pip install torch==2.13.0"* && $output != *"extra-index"* ]]
+  SOPHIA_TORCH_SPEC="torch==2.9.1" run torch_choice Linux nogpu reachable
+  [[ $output == *"pip install --extra-index-url https://download.pytorch.org/whl/cpu torch==2.9.1"* ]]
+  [[ $output == *"figures are for torch==2.13.0"* ]]
+}
+
+@test "torch: a GPU is seen through nvidia-smi listing one, not through nvidia-smi alone" {
+  [[ -d /proc/driver/nvidia/gpus ]] && skip "this machine has an NVIDIA driver"
+  mkdir -p "$BATS_TEST_TMPDIR/bin"
+  printf '#!/bin/sh\necho "GPU 0: NVIDIA A10 (UUID: GPU-1)"\n' >"$BATS_TEST_TMPDIR/bin/nvidia-smi"
+  chmod +x "$BATS_TEST_TMPDIR/bin/nvidia-smi"
+  run bash -c '. "$SRC/install.sh"; PATH=$1:$PATH; has_nvidia_gpu && echo gpu || echo none' _ "$BATS_TEST_TMPDIR/bin"
+  [ "$output" = gpu ]
+  printf '#!/bin/sh\necho "NVIDIA-SMI has failed" >&2; exit 9\n' >"$BATS_TEST_TMPDIR/bin/nvidia-smi"
+  run bash -c '. "$SRC/install.sh"; PATH=$1:$PATH; has_nvidia_gpu && echo gpu || echo none' _ "$BATS_TEST_TMPDIR/bin"
+  [ "$output" = none ]
+}
