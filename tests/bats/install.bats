@@ -390,6 +390,19 @@ claude_md_round_trip() {
   [[ $output == *"after-uninstall: absent nolock"* ]] || { echo "$output"; false; }
 }
 
+@test "a --project install: the block refresh-identity wrote into ~/.claude/CLAUDE.md goes with it" {
+  local proj=$BATS_TEST_TMPDIR/proj
+  mkdir -p "$proj" "$HOME/.claude"
+  printf '# Mine\n' >"$HOME/.claude/CLAUDE.md"
+  "$SRC/install.sh" --yes --no-embeddings --project "$proj" >/dev/null
+  "$HOME/.local/bin/s3" refresh-identity >/dev/null
+  grep -q 'sophia-system3:begin' "$HOME/.claude/CLAUDE.md"
+  run "$SRC/uninstall.sh" --yes --project "$proj"
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  [ "$(cat "$HOME/.claude/CLAUDE.md")" = "# Mine" ]
+  [ ! -e "$HOME/.claude/CLAUDE.md.lock" ]
+}
+
 @test "uninstall removes the folders the install created once empty, and keeps folders that were there" {
   run "$SRC/install.sh" --yes --no-embeddings
   [ "$status" -eq 0 ] || { echo "$output"; false; }

@@ -25,6 +25,7 @@ from typing import Any
 if not __package__:  # run as a script: find the package beside this file
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from sophia import paths  # noqa: E402
 from sophia.install import claude_md, manifest, settings_merge  # noqa: E402
 
 PROG = "uninstall.sh"
@@ -132,9 +133,13 @@ def _settings(report: Report, target: dict[str, Any], kit: str) -> None:
                    f"hooks kept{'; old file backed up to ' + res['backup'] if res['backup'] else ''}")
 
 
+def _claude_md_path(target: dict[str, Any]) -> Path:
+    return Path((target.get("claude_md") or {}).get("path") or Path(target["claude_dir"]) / "CLAUDE.md")
+
+
 def _claude_md(report: Report, target: dict[str, Any]) -> None:
     record = target.get("claude_md") or {}
-    path = Path(record.get("path") or Path(target["claude_dir"]) / "CLAUDE.md")
+    path = _claude_md_path(target)
     step = claude_md.plan(path, record)
     if step is None:
         return
@@ -189,6 +194,18 @@ def _launcher(report: Report, launcher: str | None) -> None:
             report.warn(f"{launcher} is no longer ours; left alone")
             return
     _remove(report, launcher)
+
+
+def _identity_file(report: Report, home: Path, done: list[Path]) -> None:
+    """The CLAUDE.md ``s3 refresh-identity`` last wrote, when no target covered it (a --project install
+    writes ~/.claude/CLAUDE.md; --output elsewhere): its block goes too, nothing else is known of it."""
+    try:
+        written = json.loads(paths.identity_record_path(home).read_text(encoding="utf-8")).get("path")
+    except (OSError, ValueError, AttributeError):
+        return
+    if isinstance(written, str) and os.path.isabs(written) and \
+            os.path.realpath(written) not in {os.path.realpath(d) for d in done}:
+        _claude_md(report, {"claude_dir": str(Path(written).parent), "claude_md": {"path": written}})
 
 
 def _shared(report: Report, data: dict[str, Any]) -> None:
@@ -253,6 +270,7 @@ def run(opts: Options, report: Report) -> int:
         else:
             path.unlink(missing_ok=True)
     if not remaining:
+        _identity_file(report, opts.sophia_home, [_claude_md_path(t) for t in targets])
         _shared(report, data)
     if opts.purge:
         _remove(report, str(opts.sophia_home))
