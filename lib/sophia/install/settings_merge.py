@@ -97,16 +97,19 @@ def check_structure(settings: Any) -> list[str]:
                 out.append(f"{gw}.hooks is missing or not an array")
                 continue
             for j, hook in enumerate(inner):
-                hw = f"{gw}.hooks[{j}]"
-                if not isinstance(hook, dict) or not isinstance(hook.get("type"), str):
-                    out.append(f"{hw} is not an object with a string type")
-                    continue
-                if hook["type"] == "command" and not (isinstance(hook.get("command"), str) and hook["command"]):
-                    out.append(f"{hw}.command is missing or empty")
-                timeout = hook.get("timeout")
-                if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int | float)
-                                            or timeout <= 0):
-                    out.append(f"{hw}.timeout is not a positive number")
+                out += _hook_problems(hook, f"{gw}.hooks[{j}]")
+    return out
+
+
+def _hook_problems(hook: Any, hw: str) -> list[str]:
+    if not isinstance(hook, dict) or not isinstance(hook.get("type"), str):
+        return [f"{hw} is not an object with a string type"]
+    out = []
+    if hook["type"] == "command" and not (isinstance(hook.get("command"), str) and hook["command"]):
+        out.append(f"{hw}.command is missing or empty")
+    timeout = hook.get("timeout")
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0):
+        out.append(f"{hw}.timeout is not a positive number")
     return out
 
 
