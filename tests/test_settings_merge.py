@@ -173,3 +173,68 @@ def test_cli_delete_if_empty_and_symlink(tmp_path: Path) -> None:
     out = run_cli("remove", "--settings", str(plain), "--kit", str(kit), "--delete-if-empty")
     assert out["deleted"] and not plain.exists()
     assert not list(tmp_path.glob("plain.json.sophia-bak-*"))
+
+
+# ---------------------------------------------------------------------------------------------
+# claude_md: the System 3 block out of CLAUDE.md again (uninstall)
+
+from sophia import identity_md  # noqa: E402
+from sophia.install import claude_md  # noqa: E402
+
+
+def _sha(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+@pytest.mark.parametrize("orig", ["# Mine\n", "# Mine", "# Mine\n\n", "\n# Mine\n\n\n", "a\r\nb\r\n", "x\n\n\n\n"])
+def test_strip_block_gives_back_the_users_bytes(orig: str) -> None:
+    once = identity_md.splice(orig, "block v1")
+    twice = identity_md.splice(once, "block v2\n\nlonger")  # a later refresh replaces it in place
+    assert claude_md.strip_block(twice, _sha(orig)) == orig
+
+
+def test_strip_block_without_a_record_prefers_one_final_newline() -> None:
+    for orig in ("# Mine\n", "# Mine\n\n", "# Mine"):
+        assert claude_md.strip_block(identity_md.splice(orig, "b")) == "# Mine\n"
+
+
+def test_strip_block_keeps_what_the_user_wrote_around_the_block() -> None:
+    text = identity_md.splice("top\n", "b") + "written after\n"
+    assert claude_md.strip_block("edited " + text) == "edited top\n\nwritten after\n"
+    assert claude_md.strip_block("no block here\n") is None
+    assert claude_md.strip_block(identity_md.splice("", "b")) == ""
+    assert claude_md.strip_block(f"{identity_md.BEGIN}\nhalf a block\n") is None
+
+
+def test_plan_and_clean_restore_mode_and_remove_lock(tmp_path: Path) -> None:
+    md = tmp_path / "CLAUDE.md"
+    md.write_bytes(b"# Mine\r\n")
+    md.chmod(0o644)
+    record = claude_md.snapshot(md)
+    assert record["existed"] is True and record["mode"] == 0o644
+    md.write_bytes(identity_md.splice("# Mine\r\n", "b").encode())
+    md.chmod(0o600)
+    (tmp_path / "CLAUDE.md.lock").write_text("")
+    step = claude_md.plan(md, record)
+    assert step is not None and step["action"] == "strip"
+    claude_md.clean(step)
+    assert md.read_bytes() == b"# Mine\r\n"
+    assert md.stat().st_mode & 0o777 == 0o644
+    assert not (tmp_path / "CLAUDE.md.lock").exists()
+    assert claude_md.plan(md, record) is None
+
+
+def test_plan_deletes_a_file_the_install_did_not_find(tmp_path: Path) -> None:
+    md = tmp_path / "CLAUDE.md"
+    record = claude_md.snapshot(md)
+    assert record["existed"] is False
+    md.write_text(identity_md.splice("", "b"))
+    step = claude_md.plan(md, record)
+    assert step is not None and step["action"] == "delete"
+    claude_md.clean(step)
+    assert not md.exists()
+    # a file that already held a block at install time: nothing is known, an emptied one goes too
+    md.write_text(identity_md.splice("", "b"))
+    assert claude_md.snapshot(md)["existed"] is None

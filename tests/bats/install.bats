@@ -214,7 +214,9 @@ snapshot() {
   before=$(snapshot)
   run "$SRC/uninstall.sh" --dry-run --purge
   [ "$status" -eq 0 ]
-  [[ $output == *"would run: rm -rf"* ]]
+  [[ $output == *"would remove $HOME/.sophia/kit"* ]]
+  [[ $output == *"would edit $HOME/.claude/settings.json (7 Sophia hook entries out; your keys and hooks kept"* ]]
+  [[ $output != *"{"* ]] || { echo "raw JSON in: $output"; false; }
   [ "$(snapshot)" = "$before" ]
 }
 
@@ -343,4 +345,168 @@ snapshot() {
   [[ $output == *"sophia-system3[embeddings]"* ]]
   run "$HOME/.local/bin/s3" status --json
   [ "$status" -eq 0 ]
+}
+
+# Installs, lets the real writer (`s3 refresh-identity`) put its block in, uninstalls; prints the
+# CLAUDE.md states on the way: "after-refresh: MODE LOCK" and "after-uninstall: MODE|absent LOCK".
+claude_md_round_trip() {
+  local md=$HOME/.claude/CLAUDE.md
+  "$SRC/install.sh" --yes --no-embeddings >/dev/null
+  "$HOME/.local/bin/s3" refresh-identity >/dev/null
+  grep -q 'sophia-system3:begin' "$md"
+  echo "after-refresh: $(stat -c %a "$md") $([ -e "$md.lock" ] && echo lock || echo nolock)"
+  if [[ -n ${EDIT_AFTER:-} ]]; then
+    printf '%s' "$EDIT_AFTER" | cat - "$md" >"$md.new" && cat "$md.new" >"$md" && rm "$md.new"
+  fi
+  "$SRC/uninstall.sh" --yes >/dev/null
+  echo "after-uninstall: $( [ -e "$md" ] && stat -c %a "$md" || echo absent) $([ -e "$md.lock" ] && echo lock || echo nolock)"
+}
+
+@test "uninstall puts CLAUDE.md back byte for byte with its mode and removes the lock; one it did not find goes" {
+  local text
+  for text in $'# Mine\n\nUse tabs.\n' $'# Mine, no final newline' $'# Mine\n\n' $'\n# Mine\n\n\n'; do
+    rm -rf "$HOME/.claude" "$HOME/.sophia"
+    mkdir -p "$HOME/.claude"
+    printf '%s' "$text" >"$HOME/.claude/CLAUDE.md"
+    chmod 644 "$HOME/.claude/CLAUDE.md"
+    cp "$HOME/.claude/CLAUDE.md" "$BATS_TEST_TMPDIR/orig.md"
+    run claude_md_round_trip
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [[ $output == *"after-refresh: 600 lock"* ]] || { echo "$output"; false; } # what the writer does
+    [[ $output == *"after-uninstall: 644 nolock"* ]] || { echo "$text -> $output"; false; }
+    cmp "$HOME/.claude/CLAUDE.md" "$BATS_TEST_TMPDIR/orig.md" || { echo "for $(printf '%q' "$text")"; false; }
+  done
+  # a line the user added after the install stays, the block goes
+  rm -rf "$HOME/.claude" "$HOME/.sophia"
+  mkdir -p "$HOME/.claude"
+  printf '# Mine\n' >"$HOME/.claude/CLAUDE.md"
+  EDIT_AFTER=$'Added later\n' run claude_md_round_trip
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  [ "$(cat "$HOME/.claude/CLAUDE.md")" = $'Added later\n# Mine' ]
+  # no CLAUDE.md before the install: the one the writer created is deleted
+  rm -rf "$HOME/.claude" "$HOME/.sophia"
+  run claude_md_round_trip
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  [[ $output == *"after-uninstall: absent nolock"* ]] || { echo "$output"; false; }
+}
+
+@test "a --project install: the block refresh-identity wrote into ~/.claude/CLAUDE.md goes with it" {
+  local proj=$BATS_TEST_TMPDIR/proj
+  mkdir -p "$proj" "$HOME/.claude"
+  printf '# Mine\n' >"$HOME/.claude/CLAUDE.md"
+  "$SRC/install.sh" --yes --no-embeddings --project "$proj" >/dev/null
+  "$HOME/.local/bin/s3" refresh-identity >/dev/null
+  grep -q 'sophia-system3:begin' "$HOME/.claude/CLAUDE.md"
+  run "$SRC/uninstall.sh" --yes --project "$proj"
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  [ "$(cat "$HOME/.claude/CLAUDE.md")" = "# Mine" ]
+  [ ! -e "$HOME/.claude/CLAUDE.md.lock" ]
+}
+
+@test "uninstall removes the folders the install created once empty, and keeps folders that were there" {
+  run "$SRC/install.sh" --yes --no-embeddings
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  "$HOME/.local/bin/s3" refresh-identity >/dev/null
+  run "$SRC/uninstall.sh" --yes
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  # nothing of ours outside the memory folder: no .claude (skills/, agents/, CLAUDE.md), no .local/bin
+  [ ! -e "$HOME/.claude" ] || { find "$HOME/.claude"; false; }
+  [ ! -e "$HOME/.local" ] || { find "$HOME/.local"; false; }
+  [ -d "$HOME/.sophia/memory" ]
+
+  # folders that existed before stay, even empty ones, and so do the user's files in them
+  mkdir -p "$HOME/.local/bin" "$HOME/.claude/agents" "$HOME/.claude/skills"
+  echo mine >"$HOME/.claude/agents/mine.md"
+  "$SRC/install.sh" --yes --no-embeddings >/dev/null
+  run "$SRC/uninstall.sh" --yes
+  [ "$status" -eq 0 ]
+  [ -d "$HOME/.local/bin" ] && [ -d "$HOME/.claude/skills" ]
+  [ "$(cat "$HOME/.claude/agents/mine.md")" = mine ]
+}
+
+@test "s3 uninstall works after the checkout was deleted and does what uninstall.sh does" {
+  write_user_settings
+  local src2=$BATS_TEST_TMPDIR/checkout
+  cp -R "$SRC" "$src2"
+  "$src2/install.sh" --yes --no-embeddings >/dev/null
+  "$HOME/.local/bin/s3" refresh-identity >/dev/null
+  rm -rf "$src2"
+  run "$HOME/.local/bin/s3" uninstall --dry-run --json
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  run pyq 'import json,sys; d = json.loads(sys.stdin.read()); assert d["dry_run"]; print(sorted({a["action"] for a in d["actions"]}))' <<<"$output"
+  [ "$output" = "['delete', 'edit', 'remove', 'rmdir']" ] || { echo "$output"; false; }
+  [ -x "$HOME/.local/bin/s3" ]
+
+  run "$HOME/.local/bin/s3" uninstall --yes
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  same_json "$HOME/.claude/settings.json" "$BATS_TEST_TMPDIR/user-settings.orig.json"
+  [ ! -e "$HOME/.claude/CLAUDE.md" ] && [ ! -e "$HOME/.claude/CLAUDE.md.lock" ]
+  [ ! -e "$HOME/.claude/skills" ] && [ ! -e "$HOME/.claude/agents" ]
+  [ ! -e "$HOME/.local/bin/s3" ] && [ ! -e "$HOME/.sophia/kit" ]
+  [ ! -e "$HOME/.sophia/install-manifest.json" ]
+  [ -f "$HOME/.sophia/self_model.json" ]
+}
+
+@test "the line install.sh prints for a PATH without ~/.local/bin makes s3 found in a fresh shell" {
+  SHELL=/bin/bash run "$SRC/install.sh" --yes --no-embeddings
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  local line
+  line=$(grep -F 'export PATH=' <<<"$output" | sed 's/^ *//')
+  # shellcheck disable=SC2016  # the line is printed literally, for the user to paste
+  [ "$line" = 'echo '\''export PATH="$HOME/.local/bin:$PATH"'\'' >> ~/.bashrc && export PATH="$HOME/.local/bin:$PATH"' ]
+  # in the shell it is pasted into, and in a new interactive shell after that
+  run env -i HOME="$HOME" PATH=/usr/bin:/bin bash --norc -c "$line && command -v s3"
+  [ "$output" = "$HOME/.local/bin/s3" ] || { echo "$output"; false; }
+  run env -i HOME="$HOME" PATH=/usr/bin:/bin bash -ic 'command -v s3' </dev/null
+  [[ $output == *"$HOME/.local/bin/s3"* ]] || { echo "$output"; false; }
+  # already on PATH: no such line
+  PATH="$HOME/.local/bin:$PATH" run "$SRC/install.sh" --yes --no-embeddings
+  [[ $output != *"export PATH="* ]]
+}
+
+# Runs install.sh's torch choice with the probes replaced: $1 = OS, $2 = gpu|nogpu, $3 = reachable|down.
+torch_choice() {
+  bash -c '. "$SRC/install.sh"
+    DRY_RUN=0 BASE_PY=$(command -v python3) os=$1 gpu=$2 net=$3
+    uname() { echo "$os"; }
+    has_nvidia_gpu() { [[ $gpu == gpu ]]; }
+    index_reachable() { [[ $net == reachable ]]; }
+    pip_install() { echo "pip install $*"; }
+    install_torch' _ "$@" 2>&1
+}
+
+@test "torch: the CPU index on Linux without a GPU, PyPI's build with one or on macOS; the overrides win" {
+  run torch_choice Linux nogpu reachable
+  [[ $output == *"CPU-only build, about 200 MB to download"* ]] || { echo "$output"; false; }
+  [[ $output == *"pip install --extra-index-url https://download.pytorch.org/whl/cpu torch==2.13.0"* ]]
+  run torch_choice Linux nogpu down
+  [[ $output == *"warning: cannot reach https://download.pytorch.org/whl/cpu; taking torch from your default index"* ]]
+  [[ $output == *"pip install torch==2.13.0"* ]]
+  run torch_choice Linux gpu reachable
+  [[ $output == *"CUDA build for the NVIDIA GPU, about 3 GB"* && $output == *"pip install torch==2.13.0"* ]]
+  [[ $output != *"extra-index-url"* ]]
+  run torch_choice Darwin nogpu reachable
+  [[ $output == *"about 110 MB"* && $output == *"pip install torch==2.13.0"* && $output != *"extra-index"* ]]
+  # overrides: an index in SOPHIA_PIP_ARGS, SOPHIA_TORCH_INDEX (a URL, or pypi), SOPHIA_TORCH_SPEC
+  SOPHIA_PIP_ARGS="--index-url http://mirror.example/simple" run torch_choice Linux nogpu reachable
+  [[ $output == *"pip install torch==2.13.0"* && $output != *"extra-index"* ]]
+  SOPHIA_TORCH_INDEX=https://download.pytorch.org/whl/cu126 run torch_choice Linux nogpu reachable
+  [[ $output == *"pip install --extra-index-url https://download.pytorch.org/whl/cu126 torch==2.13.0"* ]]
+  SOPHIA_TORCH_INDEX=pypi run torch_choice Linux nogpu reachable
+  [[ $output == *"pip install torch==2.13.0"* && $output != *"extra-index"* ]]
+  SOPHIA_TORCH_SPEC="torch==2.9.1" run torch_choice Linux nogpu reachable
+  [[ $output == *"pip install --extra-index-url https://download.pytorch.org/whl/cpu torch==2.9.1"* ]]
+  [[ $output == *"figures are for torch==2.13.0"* ]]
+}
+
+@test "torch: a GPU is seen through nvidia-smi listing one, not through nvidia-smi alone" {
+  [[ -d /proc/driver/nvidia/gpus ]] && skip "this machine has an NVIDIA driver"
+  mkdir -p "$BATS_TEST_TMPDIR/bin"
+  printf '#!/bin/sh\necho "GPU 0: NVIDIA A10 (UUID: GPU-1)"\n' >"$BATS_TEST_TMPDIR/bin/nvidia-smi"
+  chmod +x "$BATS_TEST_TMPDIR/bin/nvidia-smi"
+  run bash -c '. "$SRC/install.sh"; PATH=$1:$PATH; has_nvidia_gpu && echo gpu || echo none' _ "$BATS_TEST_TMPDIR/bin"
+  [ "$output" = gpu ]
+  printf '#!/bin/sh\necho "NVIDIA-SMI has failed" >&2; exit 9\n' >"$BATS_TEST_TMPDIR/bin/nvidia-smi"
+  run bash -c '. "$SRC/install.sh"; PATH=$1:$PATH; has_nvidia_gpu && echo gpu || echo none' _ "$BATS_TEST_TMPDIR/bin"
+  [ "$output" = none ]
 }

@@ -35,6 +35,7 @@ def _register() -> None:
         cmd_memory,
         cmd_recall,
         cmd_reflect,
+        cmd_uninstall,
     )
 
 

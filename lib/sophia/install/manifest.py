@@ -5,10 +5,17 @@ Standard library only and self-contained (run as ``python -I -S manifest.py``). 
 
     {"schema_version": 1, "version": "0.1.0", "source": "/path/to/checkout", "sophia_home": "...",
      "kit_dir": ".../kit", "venv": {"path": ..., "python": ..., "created": true}, "launcher": "~/.local/bin/s3",
-     "updated_at": "...Z",
+     "created_dirs": ["~/.local/bin", ...], "updated_at": "...Z",
      "targets": [{"scope": "user", "claude_dir": "~/.claude", "settings": ".../settings.json",
                   "hook_commands": [...], "files": [...], "dirs": [...], "settings_backups": [...],
+                  "created_dirs": ["~/.claude/skills", ...],
+                  "claude_md": {"path": ".../CLAUDE.md", "existed": true, "mode": 420, "sha256": "..."},
                   "installed_at": "...Z"}]}
+
+``created_dirs`` are the folders the first install had to create (the launcher's folder and its
+missing parents at the top level; ``skills/``, ``agents/`` and a missing Claude folder per target):
+uninstall removes them when they are empty again. ``claude_md`` is the target's CLAUDE.md as the
+first install found it (see :mod:`claude_md`), so uninstall can put back its bytes and mode.
 
 One target per Claude configuration folder (``~/.claude`` for the user, ``DIR/.claude`` for
 ``--project DIR``). The kit, the venv (only when install.sh created it) and the launcher are shared
@@ -30,6 +37,9 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+if not __package__:  # run as a script (python -I -S .../sophia/install/manifest.py): find the package
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 SCHEMA_VERSION = 1
 
@@ -79,6 +89,17 @@ def find_target(data: dict[str, Any], claude_dir: str) -> dict[str, Any] | None:
     return None
 
 
+def _union(old: Any, new: list[str] | None) -> list[str]:
+    out = [d for d in old if isinstance(d, str)] if isinstance(old, list) else []
+    return out + [d for d in new or [] if d not in out]
+
+
+def _claude_md_snapshot(claude_dir: str) -> dict[str, Any]:
+    from sophia.install.claude_md import snapshot
+
+    return snapshot(Path(claude_dir) / "CLAUDE.md")
+
+
 def record(data: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
     now = _now()
     data.update({
@@ -93,6 +114,7 @@ def record(data: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
     old_venv = data.get("venv") or {}
     created = args.venv_created == "1" or (old_venv.get("created") and _norm(old_venv.get("path", "")) == _norm(args.venv))
     data["venv"] = {"path": args.venv, "python": args.venv_python, "created": bool(created)}
+    data["created_dirs"] = _union(data.get("created_dirs"), args.created_shared_dir)
     old = find_target(data, args.claude_dir)
     backups = list(old.get("settings_backups", [])) if old else []
     backups += [b for b in (args.backup or []) if b and b not in backups]
@@ -105,6 +127,8 @@ def record(data: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
         "files": args.file or [],
         "dirs": args.dir or [],
         "settings_backups": backups,
+        "created_dirs": _union((old or {}).get("created_dirs"), args.created_dir),
+        "claude_md": (old or {}).get("claude_md") or _claude_md_snapshot(args.claude_dir),
         "installed_at": old.get("installed_at", now) if old else now,
         "updated_at": now,
     }
@@ -157,6 +181,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--file", action="append")
     p.add_argument("--dir", action="append")
     p.add_argument("--backup", action="append")
+    p.add_argument("--created-dir", action="append", help="a folder the install created for this target")
+    p.add_argument("--created-shared-dir", action="append", help="a folder the install created for all targets")
     args = p.parse_args(argv)
     path = Path(args.manifest)
     try:

@@ -97,16 +97,19 @@ def check_structure(settings: Any) -> list[str]:
                 out.append(f"{gw}.hooks is missing or not an array")
                 continue
             for j, hook in enumerate(inner):
-                hw = f"{gw}.hooks[{j}]"
-                if not isinstance(hook, dict) or not isinstance(hook.get("type"), str):
-                    out.append(f"{hw} is not an object with a string type")
-                    continue
-                if hook["type"] == "command" and not (isinstance(hook.get("command"), str) and hook["command"]):
-                    out.append(f"{hw}.command is missing or empty")
-                timeout = hook.get("timeout")
-                if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int | float)
-                                            or timeout <= 0):
-                    out.append(f"{hw}.timeout is not a positive number")
+                out += _hook_problems(hook, f"{gw}.hooks[{j}]")
+    return out
+
+
+def _hook_problems(hook: Any, hw: str) -> list[str]:
+    if not isinstance(hook, dict) or not isinstance(hook.get("type"), str):
+        return [f"{hw} is not an object with a string type"]
+    out = []
+    if hook["type"] == "command" and not (isinstance(hook.get("command"), str) and hook["command"]):
+        out.append(f"{hw}.command is missing or empty")
+    timeout = hook.get("timeout")
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0):
+        out.append(f"{hw}.timeout is not a positive number")
     return out
 
 
@@ -303,42 +306,45 @@ def write_settings(path: Path, settings: dict[str, Any]) -> Path | None:
 # command line
 
 
+def remove_ours(path: Path, kit: str, forget: frozenset[str] = frozenset(), *, delete_if_empty: bool = False,
+                dry_run: bool = False) -> dict[str, Any]:
+    """Take our hook entries out of ``path``; with ``delete_if_empty`` a file left empty is deleted.
+
+    Returns ``{"settings", "changed", "dry_run", "backup", "commands": [], "removed", "deleted"}``.
+    """
+    current = load_settings(path)
+    new, removed = strip_ours(current, kit, forget)
+    problems = check_structure(new)
+    if problems:
+        raise SettingsError(f"the cleaned settings would be malformed: {problems[0]}")
+    changed, backup, deleted = new != current, None, False
+    if delete_if_empty and new == {} and path.exists() and not path.is_symlink():
+        # The file was created by the install and held nothing but ours: remove it, no backup.
+        changed = deleted = True
+        if not dry_run:
+            path.unlink()
+    elif changed and not dry_run:
+        backup = write_settings(path, new)
+    return {"settings": str(path), "changed": changed, "dry_run": dry_run,
+            "backup": str(backup) if backup else None, "commands": [], "removed": removed, "deleted": deleted}
+
+
 def _run(args: argparse.Namespace) -> dict[str, Any]:
     path = Path(args.settings).expanduser()
+    forget = frozenset(args.forget or [])
+    if args.action == "remove":
+        return remove_ours(path, args.kit, forget, delete_if_empty=args.delete_if_empty, dry_run=args.dry_run)
     current = load_settings(path)
     if args.action == "check":
         return {"settings": str(path), "ok": True}
-    forget = frozenset(args.forget or [])
-    if args.action == "merge":
-        plugin = json.loads(Path(args.hooks_json).read_text(encoding="utf-8"))
-        ours = hooks_for_kit(plugin, args.kit)
-        new = merge(current, ours, args.kit, forget)
-        verify_merged(new, ours)
-        commands = commands_of(ours)
-        removed = None
-    else:
-        new, removed = strip_ours(current, args.kit, forget)
-        problems = check_structure(new)
-        if problems:
-            raise SettingsError(f"the cleaned settings would be malformed: {problems[0]}")
-        commands = []
+    plugin = json.loads(Path(args.hooks_json).read_text(encoding="utf-8"))
+    ours = hooks_for_kit(plugin, args.kit)
+    new = merge(current, ours, args.kit, forget)
+    verify_merged(new, ours)
     changed = new != current
-    backup = None
-    deleted = False
-    if (args.action == "remove" and args.delete_if_empty and new == {} and path.exists()
-            and not path.is_symlink()):
-        # The file was created by the install and held nothing but ours: remove it, no backup.
-        changed = deleted = True
-        if not args.dry_run:
-            path.unlink()
-    elif changed and not args.dry_run:
-        backup = write_settings(path, new)
-    out: dict[str, Any] = {"settings": str(path), "changed": changed, "dry_run": args.dry_run,
-                           "backup": str(backup) if backup else None, "commands": commands}
-    if removed is not None:
-        out["removed"] = removed
-        out["deleted"] = deleted
-    return out
+    backup = write_settings(path, new) if changed and not args.dry_run else None
+    return {"settings": str(path), "changed": changed, "dry_run": args.dry_run,
+            "backup": str(backup) if backup else None, "commands": commands_of(ours)}
 
 
 def main(argv: list[str] | None = None) -> int:
