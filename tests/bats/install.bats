@@ -390,17 +390,20 @@ claude_md_round_trip() {
   [[ $output == *"after-uninstall: absent nolock"* ]] || { echo "$output"; false; }
 }
 
-@test "a --project install: the block refresh-identity wrote into ~/.claude/CLAUDE.md goes with it" {
+@test "a --project install: the block refresh-identity wrote into the project's CLAUDE.md goes with it" {
   local proj=$BATS_TEST_TMPDIR/proj
   mkdir -p "$proj" "$HOME/.claude"
   printf '# Mine\n' >"$HOME/.claude/CLAUDE.md"
   "$SRC/install.sh" --yes --no-embeddings --project "$proj" >/dev/null
   "$HOME/.local/bin/s3" refresh-identity >/dev/null
-  grep -q 'sophia-system3:begin' "$HOME/.claude/CLAUDE.md"
+  # the CLAUDE.md Claude Code loads for a project install is the project's; the user's is not touched
+  grep -q 'sophia-system3:begin' "$proj/.claude/CLAUDE.md"
+  [ "$(cat "$HOME/.claude/CLAUDE.md")" = "# Mine" ]
   run "$SRC/uninstall.sh" --yes --project "$proj"
   [ "$status" -eq 0 ] || { echo "$output"; false; }
+  [ ! -e "$proj/.claude/CLAUDE.md" ] || ! grep -q 'sophia-system3' "$proj/.claude/CLAUDE.md"
+  [ ! -e "$proj/.claude/CLAUDE.md.lock" ]
   [ "$(cat "$HOME/.claude/CLAUDE.md")" = "# Mine" ]
-  [ ! -e "$HOME/.claude/CLAUDE.md.lock" ]
 }
 
 @test "uninstall removes the folders the install created once empty, and keeps folders that were there" {

@@ -83,7 +83,7 @@ def default_options(project: str | None = None, **kw: Any) -> Options:
     home = os.environ.get("HOME")
     if not home:
         raise Refused("HOME is not set")
-    sophia_home = Path(os.environ.get("SOPHIA_HOME") or Path(home) / ".sophia").absolute()
+    sophia_home = paths.sophia_home().absolute()  # SOPHIA_HOME > the kit's or venv's marker > ~/.sophia
     if project:
         proj = Path(project)
         if not proj.is_dir():
