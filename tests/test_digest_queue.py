@@ -289,3 +289,32 @@ def test_missing_prompts_leave_the_job_pending(home: Path) -> None:
     assert out["stopped"] == "stopped before a job" and calls(home) == []
     (job,) = queue.jobs(home, ("pending",))
     assert job["reason"].startswith("no digest prompt for stage extract") and job["attempts"] == 0
+
+
+# ---------------------------------------------------------------- s3 digest, s3 status
+
+
+def test_s3_digest_commands(home: Path, s3_env: dict[str, str]) -> None:
+    from conftest import run_s3
+
+    s3_env["SOPHIA_CLAUDE_BIN"] = os.environ["SOPHIA_CLAUDE_BIN"]
+    queue.enqueue(home, "sess-1", "/t/a.jsonl")
+    queue.enqueue(home, "sess-2")
+    r = run_s3(["digest", "list", "--json"], s3_env)
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout)
+    assert [j["id"] for j in data["jobs"]] == ["session_sess-1", "session_sess-2"]
+    assert data["summary"]["pending"] == 2 and data["summary"]["enabled"] is True
+    r = run_s3(["digest", "run", "--once", "--prompt-dir", str(home.parents[1] / "prompts")], s3_env)
+    assert r.returncode == 0 and "session_sess-1: done" in r.stdout and "ran 1: 1 done" in r.stdout, r.stdout + r.stderr
+    r = run_s3(["digest", "drop", "session_sess-2", "--json"], s3_env)
+    assert json.loads(r.stdout) == {"dropped": "session_sess-2", "was": "pending"}
+    for args in (["digest", "drop", "nope"], ["digest", "retry", "nope"], ["digest", "retry"],
+                 ["digest", "retry", "x", "--all"]):
+        r = run_s3(args, s3_env)
+        assert r.returncode == 2 and r.stderr.startswith("s3: error:") and "Traceback" not in r.stderr, args
+    assert json.loads(run_s3(["digest", "retry", "--all", "--json"], s3_env).stdout) == {"retried": []}
+    r = run_s3(["status"], s3_env)
+    assert r.returncode == 0, r.stderr
+    assert "Digests: learning on; 0 pending, 1 done, 0 parked; today 1 jobs, $0.02" in r.stdout
+    assert json.loads(run_s3(["status", "--json"], s3_env).stdout)["digests"]["today"]["runs"] == 2

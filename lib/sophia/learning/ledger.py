@@ -78,3 +78,16 @@ def cap_reason(home: Path, cfg: dict[str, Any], job_id: str = "") -> str | None:
     if t["cost_usd"] >= max_usd:
         return f"{CAP_REACHED}: ${t['cost_usd']:.2f} spent today (learning_daily_max_usd = ${max_usd:.2f})"
     return None
+
+
+def summary(home: Path, enabled: bool) -> dict[str, Any]:
+    """What ``s3 status`` shows: the switch, the queue's counts, today's spend."""
+    from .queue import counts
+
+    return {"enabled": enabled, **counts(home), "today": today(home)}
+
+
+def summary_line(s: dict[str, Any]) -> str:
+    t = s["today"]
+    return (f"Digests: learning {'on' if s['enabled'] else 'off'}; {s['pending']} pending, {s['done']} done, "
+            f"{s['parked']} parked; today {t['jobs']} jobs, ${t['cost_usd']:.2f}")
