@@ -318,3 +318,19 @@ def test_s3_digest_commands(home: Path, s3_env: dict[str, str]) -> None:
     assert r.returncode == 0, r.stderr
     assert "Digests: learning on; 0 pending, 1 done, 0 parked; today 1 jobs, $0.02" in r.stdout
     assert json.loads(run_s3(["status", "--json"], s3_env).stdout)["digests"]["today"]["runs"] == 2
+
+
+def test_start_worker_detaches_one_worker(home: Path) -> None:
+    """What a hook will call: nothing starts while a worker holds the lock; otherwise it returns at once
+    (the worker here stops for want of prompts, which leaves the job pending with that reason)."""
+    queue.enqueue(home, "sess-1")
+    with worker.worker_lock(home) as mine:
+        assert mine and queue.worker_running(home)
+        assert queue.start_worker(home) is None
+    t0 = time.monotonic()
+    pid = queue.start_worker(home)
+    assert pid and time.monotonic() - t0 < 0.5
+    os.waitpid(pid, 0)
+    (job,) = queue.jobs(home, ("pending",))
+    assert job["reason"].startswith("no digest prompt for stage extract")
+    assert "digest worker stops: stopped before a job" in (paths.logs_dir(home) / "digest.log").read_text()

@@ -215,3 +215,27 @@ def lock_held(path: Path) -> bool:
 
 def worker_running(home: Path) -> bool:
     return lock_held(worker_lock_path(home))
+
+
+def start_worker(home: Path, python: str | None = None) -> int | None:
+    """Start ``python -m sophia.learning.worker`` detached (own session, output to ``logs/digest.log``) unless
+    one runs; returns its pid. For hooks: never waits. The worker checks the switch and the caps itself."""
+    import subprocess
+    import sys
+
+    if worker_running(home):
+        return None
+    logs = paths.logs_dir(home)
+    logs.mkdir(parents=True, exist_ok=True, mode=0o700)
+    lib = str(Path(__file__).resolve().parents[2])
+    env = dict(os.environ, SOPHIA_HOME=str(home), PYTHONPATH=lib)
+    env.pop("SOPHIA_HOOK_GUARD", None)  # the worker guards the runs it starts; it is no hook
+    out = os.open(logs / "digest.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        proc = subprocess.Popen([python or sys.executable, "-m", "sophia.learning.worker"], cwd=str(home),
+                                stdin=subprocess.DEVNULL, stdout=out, stderr=out, env=env,
+                                start_new_session=True, close_fds=True)
+    finally:
+        with contextlib.suppress(OSError):
+            os.close(out)
+    return proc.pid
