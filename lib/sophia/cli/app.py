@@ -30,6 +30,7 @@ def _register() -> None:
         cmd_apply,
         cmd_bench,
         cmd_core,
+        cmd_digest,
         cmd_embed,
         cmd_guardian,
         cmd_memory,

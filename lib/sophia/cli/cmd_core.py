@@ -75,8 +75,12 @@ def _status_data(home: Path) -> dict[str, Any]:
     if not isinstance(rules, list):
         raise StateFileError(paths.rules_path(home), "expected a JSON array of semantic rules")
     entries = index.get("entries", [])
+    from ..config_defaults import load as load_config
+    from ..learning.ledger import summary as digest_summary
+
     return {
         "home": str(home),
+        "digests": digest_summary(home, bool(load_config(paths.config_path(home))[0].get("learning_enabled"))),
         "self_model": sm.model_dump(mode="json"),
         "episodes": {
             "total": int(index.get("total_episodes") or len(entries)),
@@ -114,6 +118,8 @@ def _pct(x: float) -> str:
 def _render_status(data: dict[str, Any]) -> None:
     from rich.table import Table
 
+    from ..learning.ledger import summary_line
+
     c = console()
     sm = data["self_model"]
     c.print("[bold]## System 3 Status[/bold]\n")
@@ -143,6 +149,7 @@ def _render_status(data: dict[str, Any]) -> None:
     c.print(f"- Semantic rules: {data['rules']['total']}")
     c.print(f"- Last session: {sm.get('last_session') or 'never'}")
     c.print(f"- Last reflection: {sm.get('last_reflection') or 'never'}")
+    c.print(f"- {summary_line(data['digests'])}")
     c.print("\n[bold]### Recent Episodes[/bold]")
     if not eps["recent"]:
         c.print("- none yet")

@@ -19,7 +19,6 @@ if __name__ == "__main__" and not __package__:
 
 import errno
 import fcntl
-import json
 import os
 import re
 import secrets
@@ -31,15 +30,11 @@ from pathlib import Path
 
 from sophia import paths
 from sophia.hooks.runtime import load_config, log
-from sophia.redact import redact
+from sophia.learning import headless
 
 KIT_ROOT = Path(__file__).resolve().parents[3]
 AGENT = "s3-reflection"
 _SAFE = re.compile(r"^ep_[A-Za-z0-9_-]{1,100}$")
-
-
-def find_claude() -> str | None:
-    return os.environ.get("SOPHIA_CLAUDE_BIN") or shutil.which("claude")
 
 
 def find_s3(home: Path) -> str | None:
@@ -117,10 +112,6 @@ def main(argv: list[str]) -> int:
 
 def _reflect(home: Path, episode_ids: list[str]) -> str:
     cfg = load_config(home)
-    claude = find_claude()
-    if not claude:
-        log("reflection: the claude CLI is not on PATH (set SOPHIA_CLAUDE_BIN); skipped", home, "reflection.log")
-        return "no claude CLI"
     task_id = f"reflect_{time.strftime('%Y%m%d_%H%M%S', time.gmtime())}_{secrets.token_hex(3)}"
     results = paths.agent_results_dir(home)
     results.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -130,29 +121,13 @@ def _reflect(home: Path, episode_ids: list[str]) -> str:
         timeout = max(30, min(3600, int(cfg.get("reflection_timeout_seconds") or 600)))
     except (TypeError, ValueError):
         max_turns, timeout = 12, 600
-    cmd = [
-        claude, "-p", build_prompt(home, episode_ids, task_id, result),
-        "--settings", json.dumps({"disableAllHooks": True}),
-        "--max-turns", str(max_turns),
-        "--no-session-persistence",
-        "--output-format", "json",
-        "--allowedTools", "Read,Write,Glob,Grep",
-        "--add-dir", str(home),
-        *agent_args(),
-    ]
-    env = dict(os.environ, SOPHIA_HOOK_GUARD="1", SOPHIA_HOME=str(home))
     log(f"reflection: {task_id} started for {episode_ids} (pid {os.getpid()})", home, "reflection.log")
-    try:
-        proc = subprocess.run(cmd, cwd=str(home), env=env, stdin=subprocess.DEVNULL,
-                              capture_output=True, timeout=timeout, check=False)
-    except subprocess.TimeoutExpired:
-        log(f"reflection: {task_id} timed out after {timeout} s", home, "reflection.log")
-        return "timeout"
-    except OSError as exc:
-        log(f"reflection: cannot run {claude}: {exc}", home, "reflection.log")
-        return "claude failed to start"
-    out = redact(proc.stdout.decode("utf-8", "replace"))[-4000:]
-    log(f"reflection: {task_id} claude exit {proc.returncode}: {' '.join(out.split())[:1500]}", home,
+    out = headless.run(build_prompt(home, episode_ids, task_id, result), home=home, max_turns=max_turns,
+                       timeout=timeout, allowed_tools="Read,Write,Glob,Grep", extra=agent_args())
+    if out.returncode is None:  # it never ran to an exit: no client, cannot start, timed out
+        log(f"reflection: {task_id} skipped: {out.reason}", home, "reflection.log")
+        return out.reason
+    log(f"reflection: {task_id} claude exit {out.returncode}: {' '.join(out.output.split())[:1500]}", home,
         "reflection.log")
     if not result.is_file():
         log(f"reflection: {task_id} wrote no result file", home, "reflection.log")
@@ -162,7 +137,7 @@ def _reflect(home: Path, episode_ids: list[str]) -> str:
         log(f"reflection: {task_id} result left in {result} (no s3 CLI found to apply it)", home, "reflection.log")
         return "result left unapplied"
     try:
-        applied = subprocess.run([s3, "apply", "reflection", str(result)], env=env, stdin=subprocess.DEVNULL,
+        applied = subprocess.run([s3, "apply", "reflection", str(result)], env=headless.guarded_env(home), stdin=subprocess.DEVNULL,
                                  capture_output=True, timeout=300, check=False)
         msg = (applied.stdout + applied.stderr).decode("utf-8", "replace")
         log(f"reflection: {task_id} s3 apply exit {applied.returncode}: {' '.join(msg.split())[:1000]}", home,

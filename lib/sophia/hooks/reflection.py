@@ -13,8 +13,6 @@ at most one reflection runs per home at a time (``run/reflection.lock``).
 from __future__ import annotations
 
 import contextlib
-import errno
-import fcntl
 import os
 import sys
 from pathlib import Path
@@ -22,6 +20,7 @@ from typing import Any
 
 from .. import paths
 from ..atomic import read_json, write_json_atomic
+from ..learning.queue import lock_held
 from ..locking import locked
 from ..timeutil import iso
 
@@ -38,20 +37,7 @@ def state_path(home: Path) -> Path:
 
 def running(home: Path) -> bool:
     """True while a reflection runner holds the lock."""
-    lp = lock_path(home)
-    try:
-        fd = os.open(lp, os.O_RDWR | os.O_CLOEXEC)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError as exc:
-        return exc.errno in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK)
-    else:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return False
-    finally:
-        os.close(fd)
+    return lock_held(lock_path(home))
 
 
 def episodes_to_reflect(home: Path, cfg: dict[str, Any], episode: dict[str, Any] | None) -> list[str]:

@@ -1,0 +1,93 @@
+"""What the digests cost: one line per headless run in ``digests/ledger.jsonl``, and the daily caps.
+
+Each line: when (``at``, the local ``day``), which job and stage, whether it worked (and why not), the
+cost in USD (``total_cost_usd`` of the run's JSON result), its tokens and their ``usage`` breakdown. A
+killed run reports nothing, so it is not in the ledger (its cost is not known). The caps are
+``learning_daily_max_jobs`` (distinct jobs that ran today) and ``learning_daily_max_usd`` (today's
+total); a day is the user's local calendar day.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from ..atomic import append_line
+from ..timeutil import iso
+from .queue import digests_dir
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from .headless import Outcome
+
+CAP_REACHED = "daily cap reached"
+
+
+def ledger_path(home: Path) -> Path:
+    return digests_dir(home) / "ledger.jsonl"
+
+
+def day(at: float | None = None) -> str:
+    return time.strftime("%Y-%m-%d", time.localtime(at))
+
+
+def record(home: Path, job_id: str, stage: str, out: Outcome) -> dict[str, Any]:
+    entry = {"at": iso(), "day": day(), "job": job_id, "stage": stage, "ok": out.ok, "reason": out.reason,
+             "cost_usd": round(out.cost_usd, 6), "tokens": out.tokens(), "usage": out.usage,
+             "seconds": round(out.seconds, 2)}
+    append_line(ledger_path(home), json.dumps(entry, ensure_ascii=False, default=str))
+    return entry
+
+
+def entries(home: Path, on_day: str | None = None) -> list[dict[str, Any]]:
+    """The ledger's lines (of one day when ``on_day`` is given); a damaged line is skipped."""
+    try:
+        lines = ledger_path(home).read_text(encoding="utf-8", errors="replace").splitlines()
+    except FileNotFoundError:
+        return []
+    out = []
+    for line in lines:
+        try:
+            e = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(e, dict) and (on_day is None or e.get("day") == on_day):
+            out.append(e)
+    return out
+
+
+def today(home: Path, on_day: str | None = None) -> dict[str, Any]:
+    """Today's totals: distinct jobs run, headless runs, USD, tokens."""
+    es = entries(home, on_day or day())
+    return {"day": on_day or day(), "jobs": len({e.get("job") for e in es}), "runs": len(es),
+            "cost_usd": round(sum(float(e.get("cost_usd") or 0) for e in es), 6),
+            "tokens": sum(int(e.get("tokens") or 0) for e in es)}
+
+
+def cap_reason(home: Path, cfg: dict[str, Any], job_id: str = "") -> str | None:
+    """Why no further job may run today (None: the caps allow one). The job already counted today
+    (a second stage, a retry) is never stopped by the job cap, only by the USD cap."""
+    t = today(home)
+    max_jobs, max_usd = cfg.get("learning_daily_max_jobs", 20), cfg.get("learning_daily_max_usd", 0.5)
+    ran = {e.get("job") for e in entries(home, t["day"])}
+    if t["jobs"] >= max_jobs and job_id not in ran:
+        return f"{CAP_REACHED}: {t['jobs']} jobs today (learning_daily_max_jobs = {max_jobs})"
+    if t["cost_usd"] >= max_usd:
+        return f"{CAP_REACHED}: ${t['cost_usd']:.2f} spent today (learning_daily_max_usd = ${max_usd:.2f})"
+    return None
+
+
+def summary(home: Path, enabled: bool) -> dict[str, Any]:
+    """What ``s3 status`` shows: the switch, the queue's counts, today's spend."""
+    from .queue import counts
+
+    return {"enabled": enabled, **counts(home), "today": today(home)}
+
+
+def summary_line(s: dict[str, Any]) -> str:
+    t = s["today"]
+    return (f"Digests: learning {'on' if s['enabled'] else 'off'}; {s['pending']} pending, {s['done']} done, "
+            f"{s['parked']} parked; today {t['jobs']} jobs, ${t['cost_usd']:.2f}")

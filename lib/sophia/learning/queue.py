@@ -1,0 +1,242 @@
+"""The durable digest queue: one JSON file per job under ``digests/<state>/``. Stdlib only (hooks enqueue).
+
+States are directories: ``pending`` (waiting, maybe until ``next_try_at``), ``running`` (claimed by the
+worker, by an atomic rename), ``done`` and ``parked`` (failed too often, with its reason). A job file is
+written atomically (``sophia.atomic``) and every move happens under ``digests/queue.lock``, so a crash
+at any instant leaves each job in exactly one state. A job left in ``running/`` by a killed worker goes
+back to ``pending/`` when the next worker starts (:func:`recover`).
+
+One job per session and kind: the id is derived from them, so a second SessionEnd or PreCompact for the
+same session updates the pending job (transcript, cwd, reason) and never adds another.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import os
+import re
+import time
+from pathlib import Path
+
+from .. import paths
+from ..atomic import read_json, write_json_atomic
+from ..errors import StateFileError
+from ..locking import locked
+from ..timeutil import iso
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+STATES = ("pending", "running", "done", "parked")
+KINDS = ("session", "consolidation")
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def digests_dir(home: Path | None = None) -> Path:
+    return (home or paths.sophia_home()) / "digests"
+
+
+def state_dir(home: Path, state: str) -> Path:
+    return digests_dir(home) / state
+
+
+def worker_lock_path(home: Path) -> Path:
+    return paths.run_dir(home) / "digest-worker.lock"
+
+
+def job_id(kind: str, session_id: str) -> str:
+    """A file-safe id, the same for the same kind and session."""
+    safe = _UNSAFE.sub("_", session_id)[:80]
+    if safe != session_id:
+        import hashlib  # ~6 ms: only for an id that needed cleaning
+
+        safe += "_" + hashlib.sha256(session_id.encode()).hexdigest()[:8]
+    return f"{kind}_{safe}"
+
+
+def queue_lock(home: Path) -> Any:
+    return locked(digests_dir(home) / "queue", timeout=10)
+
+
+def _path(home: Path, state: str, jid: str) -> Path:
+    return state_dir(home, state) / f"{jid}.json"
+
+
+def find(home: Path, jid: str) -> tuple[str, Path] | None:
+    """Which state holds job ``jid`` (None: no such job)."""
+    if _UNSAFE.sub("", jid) != jid:
+        return None
+    for state in STATES:
+        p = _path(home, state, jid)
+        if p.is_file():
+            return state, p
+    return None
+
+
+def read(path: Path) -> dict[str, Any]:
+    data = read_json(path)
+    if not isinstance(data, dict) or not isinstance(data.get("id"), str):
+        raise StateFileError(path, "not a digest job (expected a JSON object with an id)")
+    return data
+
+
+def enqueue(home: Path, session_id: str, transcript: str = "", cwd: str = "", kind: str = "session",
+            reason: str = "", summary: str = "") -> tuple[str, dict[str, Any]]:
+    """Queue a digest of ``session_id`` (or update its pending job). Returns (state, job): a job already
+    running, done or parked is left as it is."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown digest kind {kind!r} (expected one of {', '.join(KINDS)})")
+    if not session_id:
+        raise ValueError("a digest job needs a session id")
+    jid = job_id(kind, session_id)
+    with queue_lock(home):
+        found = find(home, jid)
+        if found and found[0] != "pending":
+            return found[0], read(found[1])
+        job = read(found[1]) if found else {
+            "id": jid, "kind": kind, "session_id": session_id, "attempts": 0, "next_try_at": 0.0,
+            "created_at": iso(), "stages_done": []}
+        job.update({k: v for k, v in (("transcript", transcript), ("cwd", cwd), ("summary", summary)) if v})
+        job.update(reason=reason or job.get("reason") or "", updated_at=iso())
+        write_json_atomic(_path(home, "pending", jid), job)
+    return "pending", job
+
+
+def jobs(home: Path, states: tuple[str, ...] = STATES) -> list[dict[str, Any]]:
+    """Every job (with its ``state``), oldest first; a file that does not parse is listed as broken."""
+    out = []
+    for state in states:
+        d = state_dir(home, state)
+        if not d.is_dir():
+            continue
+        for p in d.glob("*.json"):
+            try:
+                job = read(p)
+            except StateFileError as exc:
+                job = {"id": p.stem, "reason": f"unreadable job file: {exc}", "created_at": ""}
+            out.append(dict(job, state=state))
+    return sorted(out, key=lambda j: (str(j.get("created_at", "")), j["id"]))
+
+
+def counts(home: Path) -> dict[str, int]:
+    return {s: (sum(1 for _ in state_dir(home, s).glob("*.json")) if state_dir(home, s).is_dir() else 0)
+            for s in STATES}
+
+
+def claim(home: Path, at: float | None = None) -> dict[str, Any] | None:
+    """Move the oldest due pending job to ``running/`` (one rename) and count the attempt."""
+    t = time.time() if at is None else at
+    with queue_lock(home):
+        due = [j for j in jobs(home, ("pending",)) if float(j.get("next_try_at") or 0) <= t and j.get("kind")]
+        if not due:
+            return None
+        job = due[0]
+        job.pop("state", None)
+        src, dst = _path(home, "pending", job["id"]), _path(home, "running", job["id"])
+        dst.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        os.replace(src, dst)
+        job.update(attempts=int(job.get("attempts") or 0) + 1, worker_pid=os.getpid(), claimed_at=iso())
+        write_json_atomic(dst, job)
+    return job
+
+
+def move(home: Path, job: dict[str, Any], state: str, reason: str = "", next_try_at: float = 0.0) -> None:
+    """Record ``job`` in ``state`` (from wherever it is now): done, parked, or pending again."""
+    job = {k: v for k, v in job.items() if k not in ("state", "worker_pid", "claimed_at")}
+    job.update(reason=reason, next_try_at=next_try_at, updated_at=iso())
+    dst = _path(home, state, job["id"])
+    with queue_lock(home):
+        old = find(home, job["id"])
+        src = old[1] if old else dst
+        write_json_atomic(src, job)  # the new content first, in place; then one rename moves it
+        if src != dst:
+            dst.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            os.replace(src, dst)
+
+
+def save(home: Path, job: dict[str, Any]) -> None:
+    """Rewrite a running job (its progress: ``stages_done``)."""
+    with queue_lock(home):
+        write_json_atomic(_path(home, "running", job["id"]), {k: v for k, v in job.items() if k != "state"})
+
+
+def recover(home: Path) -> list[str]:
+    """Put every ``running/`` job back in ``pending/``. Only the worker calls it, holding the worker lock:
+    no other worker can be alive, so whatever is running was left by a dead one."""
+    back = []
+    for job in jobs(home, ("running",)):
+        if not job.get("kind"):
+            continue
+        move(home, job, "pending", f"recovered: its worker (pid {job.get('worker_pid', '?')}) died mid-job")
+        back.append(job["id"])
+    return back
+
+
+def retry(home: Path, jid: str) -> bool:
+    """A parked (or waiting) job goes back to pending, due now, its attempts reset."""
+    found = find(home, jid)
+    if not found or found[0] not in ("parked", "pending"):
+        return False
+    job = read(found[1])
+    job["attempts"] = 0
+    move(home, job, "pending", "retry requested")
+    return True
+
+
+def drop(home: Path, jid: str) -> str | None:
+    """Delete a job that is not running. Returns the state it was in (None: no such job)."""
+    with queue_lock(home):
+        found = find(home, jid)
+        if not found or found[0] == "running":
+            return found[0] if found else None
+        found[1].unlink(missing_ok=True)
+        return found[0]
+
+
+def lock_held(path: Path) -> bool:
+    """True while some process holds the flock on ``path`` (a singleton is alive)."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        return exc.errno in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK)
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+
+
+def worker_running(home: Path) -> bool:
+    return lock_held(worker_lock_path(home))
+
+
+def start_worker(home: Path, python: str | None = None) -> int | None:
+    """Start ``python -m sophia.learning.worker`` detached (own session, output to ``logs/digest.log``) unless
+    one runs; returns its pid. For hooks: never waits. The worker checks the switch and the caps itself."""
+    import subprocess
+    import sys
+
+    if worker_running(home):
+        return None
+    logs = paths.logs_dir(home)
+    logs.mkdir(parents=True, exist_ok=True, mode=0o700)
+    lib = str(Path(__file__).resolve().parents[2])
+    env = dict(os.environ, SOPHIA_HOME=str(home), PYTHONPATH=lib)
+    env.pop("SOPHIA_HOOK_GUARD", None)  # the worker guards the runs it starts; it is no hook
+    out = os.open(logs / "digest.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        proc = subprocess.Popen([python or sys.executable, "-m", "sophia.learning.worker"], cwd=str(home),
+                                stdin=subprocess.DEVNULL, stdout=out, stderr=out, env=env,
+                                start_new_session=True, close_fds=True)
+    finally:
+        with contextlib.suppress(OSError):
+            os.close(out)
+    return proc.pid

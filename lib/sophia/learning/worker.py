@@ -1,0 +1,268 @@
+"""The digest worker: ``python -m sophia.learning.worker [--once]``. One per home; drains the queue, exits idle.
+
+Holds ``run/digest-worker.lock`` (a flock: the kernel drops it when the worker dies) for its whole life;
+a second worker finds it held and exits at once. On start it puts back in ``pending/`` whatever a
+killed worker left in ``running/``. Per job, the stages of its kind run in order, each one:
+
+1. a guarded headless ``claude -p`` with the stage's prompt (``<prompt dir>/<stage>.md``, ``$name``
+   fields filled from the job) and least-privilege ``--allowedTools``; its cost goes to the ledger;
+2. the JSON it answered is saved to ``digests/results/<job>.<stage>.json`` before anything is applied;
+3. that file is applied through ``s3 apply``'s code (``memory.apply.apply_result``), idempotent through
+   its ledger, and the stage is recorded in the job.
+
+So a SIGKILL at any instant costs at most one rerun of the stage in flight and never applies a stage
+twice: a saved result is applied again (a no-op if it was) instead of asking the model anew.
+
+A failure (see ``headless``) puts the job back in ``pending/`` after a backoff (1 min, 10 min, 1 h), then
+parks it with its reason. The daily caps stop the worker before a job (or a stage) and leave the job
+pending with the reason "daily cap reached".
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import errno
+import fcntl
+import os
+import string
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from .. import config_defaults, paths
+from ..atomic import read_json, write_json_atomic
+from ..errors import SophiaError
+from . import headless, ledger, queue
+
+BACKOFFS = (60.0, 600.0, 3600.0)  # wait after failed attempt 1, 2, 3; the attempt after the last one parks
+PROMPT_DIR = Path(__file__).with_name("prompts")  # the stage prompts (a later increment ships them)
+MAX_WAIT = 120.0  # an idle worker waits this long at most for a job whose retry is due soon
+READ_ONLY = "Read,Glob,Grep"
+
+
+class Stage:
+    __slots__ = ("name", "apply_kind", "tools")
+
+    def __init__(self, name: str, apply_kind: str, tools: str) -> None:
+        self.name, self.apply_kind, self.tools = name, apply_kind, tools
+
+
+STAGES: dict[str, tuple[Stage, ...]] = {
+    "session": (Stage("extract", "extraction", READ_ONLY),
+                Stage("reflect", "reflection", READ_ONLY + ",Bash(s3 recall:*),Bash(s3 list:*)")),
+    "consolidation": (Stage("consolidate", "consolidation", READ_ONLY + ",Bash(s3 list:*)"),),
+}
+
+
+class Settings:
+    """How this worker runs; the defaults are the detached worker's."""
+
+    def __init__(self, home: Path, *, prompt_dir: Path = PROMPT_DIR, backoffs: tuple[float, ...] = BACKOFFS,
+                 max_wait: float = MAX_WAIT, once: bool = False, respect_switch: bool = True,
+                 say: Callable[[str], None] | None = None) -> None:
+        self.home, self.prompt_dir, self.backoffs, self.max_wait = home, prompt_dir, backoffs, max_wait
+        self.once, self.respect_switch = once, respect_switch
+        self.say = say or (lambda msg: _log(home, msg))
+
+
+class Failed(Exception):
+    """A stage failed; the message is the job's reason."""
+
+
+class Stop(Exception):
+    """The worker must stop before this job (a cap, no prompts); the job stays pending with the reason."""
+
+
+def _log(home: Path, msg: str) -> None:
+    from ..atomic import append_line
+    from ..redact import redact
+    from ..timeutil import iso
+
+    with contextlib.suppress(SophiaError):
+        append_line(paths.logs_dir(home) / "digest.log", f"{iso()} {redact(msg)[:2000]}")
+
+
+@contextlib.contextmanager
+def worker_lock(home: Path) -> Iterator[bool]:
+    """Hold the worker lock if no other worker does; yields whether this process got it."""
+    lp = queue.worker_lock_path(home)
+    lp.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd = os.open(lp, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                raise
+            yield False
+            return
+        os.pwrite(fd, f"{os.getpid():<10d}\n".encode(), 0)
+        yield True
+    finally:
+        os.close(fd)
+
+
+def config(home: Path) -> dict[str, Any]:
+    return config_defaults.load(paths.config_path(home))[0]
+
+
+def drain(st: Settings) -> dict[str, Any]:
+    """Run due jobs until the queue is idle (or one job with ``once``). Returns what happened."""
+    summary: dict[str, Any] = {"ran": 0, "done": 0, "retry": 0, "parked": 0, "held": 0, "stopped": ""}
+    with worker_lock(st.home) as mine:
+        if mine:
+            for jid in queue.recover(st.home):
+                st.say(f"{jid}: back in pending (its worker died mid-job)")
+        summary["stopped"] = _loop(st, summary) if mine else "another digest worker is running"
+    st.say(f"digest worker stops: {summary['stopped']}")
+    return summary
+
+
+def _loop(st: Settings, summary: dict[str, Any]) -> str:
+    while True:
+        cfg = config(st.home)
+        if st.respect_switch and not cfg.get("learning_enabled"):
+            return "automatic learning is off (learning_enabled is false)"
+        cap = ledger.cap_reason(st.home, cfg)
+        if cap:
+            _note_pending(st.home, cap)
+            return cap
+        job = queue.claim(st.home)
+        if job is None:
+            if not _wait_for_due(st):
+                return "idle: no job is due"
+            continue
+        summary["ran"] += 1
+        state = run_job(st, job, cfg)
+        summary[state] += 1
+        if st.once or state == "held":
+            return "stopped before a job" if state == "held" else "ran one job (--once)"
+
+
+def _wait_for_due(st: Settings) -> bool:
+    """Sleep until the next pending job is due, if that is soon enough. False: nothing is coming."""
+    waits = [float(j.get("next_try_at") or 0) - time.time() for j in queue.jobs(st.home, ("pending",))]
+    if not waits or min(waits) > st.max_wait:
+        return False
+    time.sleep(max(0.0, min(waits)))
+    return True
+
+
+def _note_pending(home: Path, reason: str) -> None:
+    """Say on every pending job why it waits (nothing else about it changes)."""
+    for job in queue.jobs(home, ("pending",)):
+        if job.get("kind") and job.get("reason") != reason:
+            queue.move(home, job, "pending", reason, float(job.get("next_try_at") or 0))
+
+
+def run_job(st: Settings, job: dict[str, Any], cfg: dict[str, Any]) -> str:
+    """Run one claimed job to done, a retry or parked; returns which (or ``held``: stopped before it ran)."""
+    st.say(f"{job['id']}: attempt {job['attempts']} ({job['kind']} {job['session_id']})")
+    try:
+        for stage in STAGES[job["kind"]]:
+            if stage.name not in job.setdefault("stages_done", []):
+                _run_stage(st, job, stage, cfg)
+    except Stop as exc:
+        queue.move(st.home, dict(job, attempts=job["attempts"] - 1), "pending", str(exc))
+        st.say(f"{job['id']}: stays pending: {exc}")
+        return "held"
+    except Failed as exc:
+        return _failed(st, job, str(exc))
+    queue.move(st.home, job, "done", "")
+    st.say(f"{job['id']}: done")
+    return "done"
+
+
+def _failed(st: Settings, job: dict[str, Any], reason: str) -> str:
+    n = int(job["attempts"])
+    if n > len(st.backoffs):
+        queue.move(st.home, job, "parked", f"{reason} (gave up after {n} attempts)")
+        st.say(f"{job['id']}: parked: {reason}")
+        return "parked"
+    wait = st.backoffs[n - 1]
+    queue.move(st.home, job, "pending", reason, time.time() + wait)
+    st.say(f"{job['id']}: failed ({reason}); retry in {wait:g} s")
+    return "retry"
+
+
+def result_path(home: Path, job: dict[str, Any], stage: Stage) -> Path:
+    return queue.digests_dir(home) / "results" / f"{job['id']}.{stage.name}.json"
+
+
+def _run_stage(st: Settings, job: dict[str, Any], stage: Stage, cfg: dict[str, Any]) -> None:
+    saved = result_path(st.home, job, stage)
+    if not saved.is_file():
+        prompt = stage_prompt(st, job, stage)
+        cap = ledger.cap_reason(st.home, cfg, job["id"])
+        if cap:
+            raise Stop(cap)
+        st.say(f"{job['id']}: stage {stage.name} (headless claude)")
+        out = headless.run(prompt, home=st.home, allowed_tools=stage.tools, add_dirs=_dirs(st.home, job),
+                           max_turns=int(cfg.get("reflection_max_turns") or 12),
+                           timeout=float(cfg.get("reflection_timeout_seconds") or 600))
+        ledger.record(st.home, job["id"], stage.name, out)
+        if not out.ok:
+            raise Failed(out.reason)
+        try:
+            write_json_atomic(saved, headless.json_answer(out.text))
+        except ValueError as exc:
+            raise Failed(str(exc)) from None
+    _apply(st, job, stage, saved)
+
+
+def _apply(st: Settings, job: dict[str, Any], stage: Stage, saved: Path) -> None:
+    from ..contracts import ContractError
+    from ..memory.apply import apply_result
+
+    try:
+        summary = apply_result(stage.apply_kind, read_json(saved), st.home)
+    except (ContractError, SophiaError) as exc:
+        saved.unlink(missing_ok=True)  # a retry asks the model again
+        raise Failed(f"invalid output ({stage.name}): {' '.join(str(exc).split())[:300]}") from None
+    job["stages_done"].append(stage.name)
+    queue.save(st.home, job)
+    st.say(f"{job['id']}: stage {stage.name} applied" + (" (already applied)" if summary.get("already_applied") else ""))
+
+
+def _dirs(home: Path, job: dict[str, Any]) -> list[str]:
+    dirs = [str(home)]
+    if job.get("transcript"):
+        dirs.append(str(Path(job["transcript"]).parent))
+    return dirs
+
+
+def stage_prompt(st: Settings, job: dict[str, Any], stage: Stage) -> str:
+    """The stage's prompt with ``$session_id``, ``$transcript``, ``$cwd``, ``$summary``, ``$home``,
+    ``$job_id`` filled in. No prompt file: the worker stops (the job waits, it has done nothing wrong)."""
+    p = st.prompt_dir / f"{stage.name}.md"
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError:
+        raise Stop(f"no digest prompt for stage {stage.name} ({p})") from None
+    fields = {k: str(job.get(k) or "") for k in ("session_id", "transcript", "cwd", "summary")}
+    return string.Template(text).safe_substitute(fields, home=str(st.home), job_id=job["id"])
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m sophia.learning.worker", description=__doc__.split("\n")[0])
+    ap.add_argument("--once", action="store_true", help="run at most one job")
+    ap.add_argument("--prompt-dir", type=Path, default=PROMPT_DIR)
+    ap.add_argument("--backoffs", default=",".join(f"{b:g}" for b in BACKOFFS), help="seconds, comma-separated")
+    ap.add_argument("--max-wait", type=float, default=MAX_WAIT)
+    a = ap.parse_args(argv)
+    home = paths.sophia_home()
+    st = Settings(home, prompt_dir=a.prompt_dir, backoffs=tuple(float(x) for x in a.backoffs.split(",") if x),
+                  max_wait=a.max_wait, once=a.once)
+    try:
+        drain(st)
+    except Exception as exc:  # noqa: BLE001 - detached: log one line, never a traceback
+        _log(home, f"digest worker: {type(exc).__name__}: {exc}")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
