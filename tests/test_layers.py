@@ -28,7 +28,7 @@ ORDER = [
     "embed_client", "index",
     # features built on the index
     "embed", "ingest", "guardian", "memory", "identity_md",
-    # the learning loop: digest queue, its worker, the cost ledger
+    # the learning loop: zero-token learners, the digest queue, its worker, the cost ledger
     "learning",
     # entry points: hook modules, the s3 CLI, the installer's helpers, the LoCoMo evaluation
     "hooks", "install", "evaluation", "cli",
