@@ -545,7 +545,7 @@ def _is_assignment(w: Word) -> tuple[str, Word] | None:
     if eq <= 0:
         return None
     name = head[:eq].rstrip("+")
-    if not (name[0].isalpha() or name[0] == "_") or not all(ch.isalnum() or ch == "_" for ch in name):
+    if not name or not (name[0].isalpha() or name[0] == "_") or not all(ch.isalnum() or ch == "_" for ch in name):
         return None
     rest = [Part("lit", head[eq + 1:], False)] if head[eq + 1:] else []
     return name, Word(rest + w.parts[1:], w.raw[w.raw.find("=") + 1:])
