@@ -209,14 +209,18 @@ def _mask_tail(m: re.Match[str]) -> str:
     return f"{m.group(1)}{MASK}"
 
 
-def redact(text: str) -> str:  # noqa: C901 - to split into named steps (issue 12)
+def redact(text: str) -> str:
     """Return ``text`` with secrets replaced by ``[REDACTED]`` (``<private>`` spans removed)."""
     if not text or not isinstance(text, str):
         return text
     if len(text) < 64 and "A" not in text and _PLAIN.fullmatch(text):
         return text  # a key, an id, a word: no rule below can match (the all-alnum AWS/Google keys start with A)
-    out = text
-    low = text.lower()
+    low = text.lower()  # each rule runs only if its trigger is in the text
+    return _mask_options(_mask_named(_mask_shapes(text, low), low), low)
+
+
+def _mask_shapes(out: str, low: str) -> str:
+    """Secrets known by their shape: <private> spans, key blocks, tokens, URL passwords, auth headers."""
     if "<private>" in low:
         out = _PRIVATE_SPAN.sub("", out)
     if "-----begin" in low:
@@ -229,11 +233,21 @@ def redact(text: str) -> str:  # noqa: C901 - to split into named steps (issue 1
     if ":" in out or "=" in out:
         out = _AUTH_HEADER.sub(_mask_auth, out)
         out = _KEY_HEADER.sub(_mask_auth, out)
+    return out
+
+
+def _mask_named(out: str, low: str) -> str:
+    """Values given to a secret name: ``"name": "X", "value": ...``, ``API_KEY=...``, ``"token": ...``."""
     if "value" in low:
         out = _scan(out, _NAME_VALUE, _V_COLON)
     for name_rx, value_rx, triggers in _NAMED:
         if any(t in out for t in triggers):
             out = _scan(out, name_rx, value_rx)
+    return out
+
+
+def _mask_options(out: str, low: str) -> str:
+    """Passwords given on a command line (``-u user:pw``, ``-pSECRET``) or in a .netrc."""
     if "-u" in out or "--user" in out or "--proxy-user" in out:
         out = _USER_FLAG.sub(_mask_tail, out)
     if "-p" in out:

@@ -83,3 +83,16 @@ def test_comments_are_ignored_but_hash_in_words_is_kept() -> None:
 def test_unterminated_input_never_raises() -> None:
     for text in ["echo 'abc", 'echo "abc', "echo $(ls", "echo `ls", "cat <<EOF\nx", "${", "$'\\x", "(((", "}}}"]:
         parse(text)
+
+
+def test_plus_equals_with_no_name_is_a_command_word() -> None:
+    # bash runs `+=1` as a command (no variable name before `+=`); the lexer used to raise IndexError on it
+    assert words("+=1 -rf /tmp/x; A+=b c") == [["+=1", "-rf", "/tmp/x"], ["c"]]
+
+
+def test_a_nameless_assignment_does_not_hide_what_follows() -> None:
+    # the IndexError turned the whole call into "analyzer failed: ask", so `+=x;` in front downgraded a deny
+    from sophia.guardian.analyze import analyze_tool
+
+    env = {"HOME": "/home/dev", "CLAUDE_PROJECT_DIR": "/home/dev/projects/app"}
+    assert analyze_tool("Bash", {"command": "+=x; rm -rf ~"}, "/home/dev/projects/app", env).level == "deny"

@@ -176,53 +176,68 @@ class Analyzer:
         for cmd in sc.commands:
             self.command(cmd, sc, depth)
 
-    def command(self, cmd: Command, sc: Script, depth: int) -> None:  # noqa: C901 - to split into named steps (issue 12)
-        ctx = self.ctx
-        # substitutions run first, as commands of their own
-        for w in [*cmd.words, *(r.target for r in cmd.redirs if r.target), *(v for _n, v in cmd.assigns)]:
-            for p in w.parts:
-                if p.kind in ("sub", "proc"):
-                    saved = ctx.cwd
-                    self.script(p.text, depth + 1)
-                    ctx.cwd = saved
+    def command(self, cmd: Command, sc: Script, depth: int) -> None:
+        self._substitutions(cmd, depth)
         words = [self.expand(w) for w in cmd.words]
-        flat = [v for vs in words for v in vs[:1]]
         if not cmd.words:
-            for name, w in cmd.assigns:
-                vals = self.expand(w)
-                ctx.vars[name] = vals[0]
-            self._redirs(cmd, None, depth, sc)
+            self._assignments(cmd, sc, depth)
             return
-        if flat and flat[0] == "for" and len(flat) >= 3 and flat[2] == "in":
-            vals = [v for vs in words[3:] for v in vs]
-            if vals:
-                ctx.vars[flat[1]] = "\x01".join(vals[:MAX_EXPANSIONS])
-            return
-        if flat and flat[0] in ("case", "select", "function") or cmd.funcdef:
+        if self._runs_nothing(cmd, words):
             return
         # expand multi-valued words (loop variables) into separate arguments
-        args = [v for vs in words for v in vs]
-        inv = strip(args)
+        inv = strip([v for vs in words for v in vs])
         if inv.lookup_only:
             return
-        stdin = self._stdin(cmd, sc)
-        call = Call(inv, cmd, sc, stdin, depth, words)
+        call = Call(inv, cmd, sc, self._stdin(cmd, sc), depth, words)
         self._redirs(cmd, call, depth, sc)
-        if inv.name in ("cd", "pushd", "chdir"):
-            self._cd(inv.args)
-            return
-        if inv.name == "popd":
-            ctx.cwd = None
-            return
-        if inv.name == "export" or inv.name == "declare" or inv.name == "typeset" or inv.name == "local":
-            for a in inv.args:
-                if "=" in a and not a.startswith("-"):
-                    k, v = a.split("=", 1)
-                    ctx.vars[k] = v
+        if self._shell_state(inv):
             return
         from .dispatch import dispatch
 
         dispatch(self, call)
+
+    def _substitutions(self, cmd: Command, depth: int) -> None:
+        """``$(...)``, backticks and ``<(...)`` in words, redirections and assignments run first, as
+        commands of their own (a ``cd`` inside them does not leak out)."""
+        for w in [*cmd.words, *(r.target for r in cmd.redirs if r.target), *(v for _n, v in cmd.assigns)]:
+            for p in w.parts:
+                if p.kind in ("sub", "proc"):
+                    saved = self.ctx.cwd
+                    self.script(p.text, depth + 1)
+                    self.ctx.cwd = saved
+
+    def _assignments(self, cmd: Command, sc: Script, depth: int) -> None:
+        """A command of only ``VAR=value`` (and redirections): remember the values."""
+        for name, w in cmd.assigns:
+            vals = self.expand(w)
+            self.ctx.vars[name] = vals[0]
+        self._redirs(cmd, None, depth, sc)
+
+    def _runs_nothing(self, cmd: Command, words: list[list[str]]) -> bool:
+        """``for x in ...`` (its values are remembered for the loop body), case/select heads and
+        function definitions run nothing themselves."""
+        flat = [v for vs in words for v in vs[:1]]
+        if flat and flat[0] == "for" and len(flat) >= 3 and flat[2] == "in":
+            vals = [v for vs in words[3:] for v in vs]
+            if vals:
+                self.ctx.vars[flat[1]] = "\x01".join(vals[:MAX_EXPANSIONS])
+            return True
+        return bool(flat and flat[0] in ("case", "select", "function") or cmd.funcdef)
+
+    def _shell_state(self, inv: Invocation) -> bool:
+        """Builtins that change what later commands see (cd, pushd/popd, export...): follow them."""
+        if inv.name in ("cd", "pushd", "chdir"):
+            self._cd(inv.args)
+        elif inv.name == "popd":
+            self.ctx.cwd = None
+        elif inv.name in ("export", "declare", "typeset", "local"):
+            for a in inv.args:
+                if "=" in a and not a.startswith("-"):
+                    k, v = a.split("=", 1)
+                    self.ctx.vars[k] = v
+        else:
+            return False
+        return True
 
     def _cd(self, args: list[str]) -> None:
         args = [a for a in args if a not in ("-P", "-L", "-e", "--")]

@@ -34,47 +34,67 @@ else:
 
 
 @dataclass_transform(field_specifiers=(field,))
-def record(cls: type[T]) -> type[T]:  # noqa: C901 - to split into named steps (issue 12)
+def record(cls: type[T]) -> type[T]:
+    names = _field_names(cls)
+    defaults = {n: cls.__dict__.get(n, _MISSING) for n in names}
+    for n, d in defaults.items():
+        if d is not _MISSING and n in cls.__dict__ and not isinstance(d, _Factory):
+            continue  # a plain default stays a class attribute
+        if n in cls.__dict__:
+            delattr(cls, n)
+    setattr(cls, "__init__", _make_init(cls.__name__, names, defaults))  # noqa: B010 - like dataclasses does
+    setattr(cls, "__repr__", _make_repr(cls.__name__, names))  # noqa: B010
+    setattr(cls, "__eq__", _make_eq(names))  # noqa: B010
+    setattr(cls, "__hash__", None)  # noqa: B010
+    return cls
+
+
+def _field_names(cls: type) -> list[str]:
+    """The annotated names of the class and its bases, base first, each once."""
     names: list[str] = []
     for klass in reversed(cls.__mro__):
         for n in klass.__dict__.get("__annotations__", {}):
             if n not in names:
                 names.append(n)
-    defaults = {n: cls.__dict__.get(n, _MISSING) for n in names}
-    for n, d in defaults.items():
-        if d is not _MISSING and n in cls.__dict__ and not isinstance(d, _Factory):
-            continue
-        if n in cls.__dict__:
-            delattr(cls, n)
+    return names
 
+
+def _make_init(cls_name: str, names: list[str], defaults: dict[str, object]) -> Callable[..., None]:
     def __init__(self: object, *args: object, **kwargs: object) -> None:
         if len(args) > len(names):
-            raise TypeError(f"{cls.__name__}() takes {len(names)} arguments")
+            raise TypeError(f"{cls_name}() takes {len(names)} arguments")
         for i, n in enumerate(names):
             if i < len(args):
                 v = args[i]
             elif n in kwargs:
                 v = kwargs.pop(n)
             else:
-                d = defaults[n]
-                if d is _MISSING:
-                    raise TypeError(f"{cls.__name__}() missing argument {n!r}")
-                v = d.fn() if isinstance(d, _Factory) else d
+                v = _default(cls_name, n, defaults[n])
             object.__setattr__(self, n, v)
         if kwargs:
-            raise TypeError(f"{cls.__name__}() got unexpected arguments {sorted(kwargs)}")
+            raise TypeError(f"{cls_name}() got unexpected arguments {sorted(kwargs)}")
 
+    return __init__
+
+
+def _default(cls_name: str, name: str, d: object) -> object:
+    if d is _MISSING:
+        raise TypeError(f"{cls_name}() missing argument {name!r}")
+    return d.fn() if isinstance(d, _Factory) else d
+
+
+def _make_repr(cls_name: str, names: list[str]) -> Callable[[object], str]:
     def __repr__(self: object) -> str:
         inner = ", ".join(f"{n}={getattr(self, n)!r}" for n in names)
-        return f"{cls.__name__}({inner})"
+        return f"{cls_name}({inner})"
 
+    return __repr__
+
+
+def _make_eq(names: list[str]) -> Callable[[object, object], bool]:
     def __eq__(self: object, other: object) -> bool:
         if other.__class__ is not self.__class__:
             return NotImplemented
         return all(getattr(self, n) == getattr(other, n) for n in names)
 
-    setattr(cls, "__init__", __init__)  # noqa: B010 - set on the class, like dataclasses does
-    setattr(cls, "__repr__", __repr__)  # noqa: B010
-    setattr(cls, "__eq__", __eq__)  # noqa: B010
-    setattr(cls, "__hash__", None)  # noqa: B010
-    return cls
+    return __eq__

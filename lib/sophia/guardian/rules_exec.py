@@ -34,8 +34,15 @@ _CODE_OPTS = {
 # -- secrets -----------------------------------------------------------------------------------
 
 
-def reads_secret(a: Analyzer, inv: Invocation, cmd: Command | None) -> str:  # noqa: C901 - to split into named steps (issue 12)
+def reads_secret(a: Analyzer, inv: Invocation, cmd: Command | None) -> str:
     """What secret this command reads ('' if none)."""
+    if inv.name in ("echo", "printf"):
+        return ""  # what they print is judged as text, not as a read
+    return _secret_tool(inv) or _secret_arg(a, inv) or (_secret_redirect(a, cmd) if cmd is not None else "")
+
+
+def _secret_tool(inv: Invocation) -> str:
+    """The secret a command prints by what it is: the environment, GPG keys, a keychain, a token."""
     if inv.name in _ENV_DUMPERS and not inv.args or inv.name in ("env", "printenv") and all(
             x.startswith("-") for x in inv.args):
         return "the environment (API keys and tokens)"
@@ -47,8 +54,11 @@ def reads_secret(a: Analyzer, inv: Invocation, cmd: Command | None) -> str:  # n
         return "the GitHub token"
     if inv.name == "aws" and "export-credentials" in inv.args:
         return "AWS credentials"
-    if inv.name in ("echo", "printf"):
-        return ""
+    return ""
+
+
+def _secret_arg(a: Analyzer, inv: Invocation) -> str:
+    """An argument (or an option's ``=value``, or an ``@file``) naming a secret file."""
     for x in inv.args:
         val = x.split("=", 1)[1] if x.startswith("-") and "=" in x else x
         val = val.lstrip("@")
@@ -57,18 +67,27 @@ def reads_secret(a: Analyzer, inv: Invocation, cmd: Command | None) -> str:  # n
         rp = targets.resolve(a.ctx, val) if UNKNOWN not in val else None
         if rp and (targets.is_secret_path(rp) or rp in ("/proc/self/environ",)):
             return val
-    if cmd is not None:
-        for r in cmd.redirs:
-            if r.op == "<" and r.target is not None:
-                v = a.expand(r.target)[0]
-                if targets.secret_at(a.ctx, v):
-                    return v
+    return ""
+
+
+def _secret_redirect(a: Analyzer, cmd: Command) -> str:
+    """A secret file redirected into the command's standard input."""
+    for r in cmd.redirs:
+        if r.op == "<" and r.target is not None:
+            v = a.expand(r.target)[0]
+            if targets.secret_at(a.ctx, v):
+                return v
     return ""
 
 
 def _arg_secret(a: Analyzer, call: Call) -> str:
     """A secret embedded in the arguments: $(cat .env), $SECRET_TOKEN in data, @file uploads."""
-    for w in call.cmd.words:
+    return _subs_secret(a, call.cmd)
+
+
+def _subs_secret(a: Analyzer, cmd: Command) -> str:
+    """The first secret a ``$(...)``/``<(...)`` in the command's words reads."""
+    for w in cmd.words:
         for p in w.parts:
             if p.kind in ("sub", "proc"):
                 _f, s = a.sub_info(p.text)
@@ -94,44 +113,62 @@ def _data_args(call: Call) -> list[tuple[str, str]]:
     return out
 
 
-def exfiltration(a: Analyzer, call: Call) -> None:  # noqa: C901 - to split into named steps (issue 12)
-    name = call.name
-    if name not in NET_SENDERS and not _dev_tcp(a, call):
+def exfiltration(a: Analyzer, call: Call) -> None:
+    if call.name not in NET_SENDERS and not _dev_tcp(a, call):
         return
-    via = f"`{call.show()}`"
-    instead = "Never send keys, tokens or .env contents off the machine; ask the user."
+    what = _exfil_what(a, call)
+    if what:
+        a.add("deny", "secret_exfil", f"`{call.show()}` {what}",
+              "Never send keys, tokens or .env contents off the machine; ask the user.")
+
+
+def _exfil_what(a: Analyzer, call: Call) -> str:
+    """What secret a network sender sends off the machine, as "sends X ..." ('' if none)."""
     if _dev_tcp(a, call):
         s0 = reads_secret(a, call.inv, None) or _arg_secret(a, call)
         if s0:
-            a.add("deny", "secret_exfil", f"{via} sends {s0} to a network socket", instead)
-            return
-    if call.stdin.secret and name not in ("ssh",) or call.stdin.secret and name == "ssh":
-        a.add("deny", "secret_exfil", f"{via} sends {call.stdin.secret} over the network", instead)
-        return
+            return f"sends {s0} to a network socket"
+    if call.stdin.secret:
+        return f"sends {call.stdin.secret} over the network"
     s = _arg_secret(a, call)
-    if s and name not in ("ssh",):
-        a.add("deny", "secret_exfil", f"{via} sends {s} over the network", instead)
-        return
+    if s and call.name != "ssh":
+        return f"sends {s} over the network"
+    f = _uploaded_secret(a, call)
+    if f:
+        return f"uploads {f}"
+    if _mentions_secret_var(call):
+        return "sends a secret environment variable"
+    f = _copied_secret(a, call)
+    if f:
+        return f"copies {f} to another machine"
+    return ""
+
+
+def _uploaded_secret(a: Analyzer, call: Call) -> str:
+    """A secret file uploaded by a data option (``-d @.env``, ``-T ~/.ssh/id_rsa``)."""
     for opt, val in _data_args(call):
         for piece in re.split(r"[=;,]", val):
             piece = piece.strip()
             if piece.startswith(("@", "<")) or opt in ("-T", "--upload-file", "--post-file", "--body-file"):
                 f = piece.lstrip("@<")
                 if f and UNKNOWN not in f and targets.secret_at(a.ctx, f):
-                    a.add("deny", "secret_exfil", f"{via} uploads {f}", instead)
-                    return
-    if _mentions_secret_var(call):
-        a.add("deny", "secret_exfil", f"{via} sends a secret environment variable", instead)
-        return
-    if name in ("scp", "rsync", "rclone", "s3cmd", "sftp", "croc", "wormhole", "transfer"):
-        pos = [x for x in call.args if not x.startswith("-")]
-        remote_dest = len(pos) >= 2 and (re.match(r"^[\w.@-]+:", pos[-1]) is not None or "://" in pos[-1])
-        if remote_dest or name in ("croc", "wormhole", "transfer"):
-            for s_ in pos[:-1] if remote_dest else pos:
-                rp = targets.resolve(a.ctx, s_) if UNKNOWN not in s_ else None
-                if rp and (targets.is_secret_path(rp) or targets.zone(a.ctx, rp).kind == "home_sensitive"):
-                    a.add("deny", "secret_exfil", f"{via} copies {s_} to another machine", instead)
-                    return
+                    return f
+    return ""
+
+
+def _copied_secret(a: Analyzer, call: Call) -> str:
+    """A secret file or sensitive home path a copy tool sends to another machine."""
+    if call.name not in ("scp", "rsync", "rclone", "s3cmd", "sftp", "croc", "wormhole", "transfer"):
+        return ""
+    pos = [x for x in call.args if not x.startswith("-")]
+    remote_dest = len(pos) >= 2 and (re.match(r"^[\w.@-]+:", pos[-1]) is not None or "://" in pos[-1])
+    if not remote_dest and call.name not in ("croc", "wormhole", "transfer"):
+        return ""
+    for s_ in pos[:-1] if remote_dest else pos:
+        rp = targets.resolve(a.ctx, s_) if UNKNOWN not in s_ else None
+        if rp and (targets.is_secret_path(rp) or targets.zone(a.ctx, rp).kind == "home_sensitive"):
+            return s_
+    return ""
 
 
 _DATA_OPTS = ("-d", "--data", "--data-binary", "--data-raw", "--data-urlencode", "--data-ascii", "-F", "--form",
@@ -160,70 +197,77 @@ def _dev_tcp(a: Analyzer, call: Call) -> bool:
     return False
 
 
-def producer_info(a: Analyzer, prev: list[Command]) -> Stdin:  # noqa: C901 - to split into named steps (issue 12)
+def producer_info(a: Analyzer, prev: list[Command]) -> Stdin:
     """Describe what earlier pipeline stages write into the next one."""
     from .analyze import Stdin
-    from .rules_fs import find_roots, narrows
 
     info = Stdin("unknown")
     for c in prev:
         words = [v for w in c.words for v in a.expand(w)[:1]]
         inv = strip(words)
-        sec = reads_secret(a, inv, c)
-        for w in c.words:
-            for p in w.parts:
-                if p.kind in ("sub", "proc"):
-                    _f, s2 = a.sub_info(p.text)
-                    sec = sec or s2
+        sec = reads_secret(a, inv, c) or _subs_secret(a, c)
         if sec:
             info.secret = sec
         if inv.name in NET_FETCHERS and not _fetch_writes_file(inv):
             info.kind = "net"
-        elif info.kind == "net":
-            continue
-        elif inv.name in ("echo", "printf"):
-            for w in c.words:
-                for p in w.parts:
-                    if p.kind == "var" and _SECRET_VAR.search(p.text):
-                        info.secret = info.secret or f"${p.text}"
-            info.kind = "text"
-            args = list(inv.args)
-            while args and re.match(r"^-[neE]+$", args[0]):
-                args.pop(0)
-            if inv.name == "printf" and args:
-                fmt = args[0]
-                text = fmt.replace("\\n", "\n")
-                for val in args[1:]:
-                    text = text.replace("%s", val, 1) if "%s" in text else text + " " + val
-                info.text = text
-            else:
-                info.text = " ".join(args).replace("\\n", "\n") if inv.name == "printf" else " ".join(args)
-        elif inv.name == "cat" and not inv.args:
-            for r in c.redirs:
-                if r.op in ("<<", "<<-") and r.heredoc is not None:
-                    info.kind = "text"
-                    info.text = r.heredoc if r.heredoc_quoted else a._expand_text(r.heredoc)
-        elif inv.name == "find":
-            roots, expr = find_roots(inv.args)
-            info.kind = "find"
-            info.roots = roots
-            info.filtered = narrows(expr)
-        elif inv.name in ("redis-cli", "valkey-cli", "keydb-cli") and (
-                "--scan" in inv.args or any(x.upper() == "KEYS" for x in inv.args)):
-            info.kind = "redis_keys"  # roots: the key pattern listed
-            args = list(inv.args)
-            pats = [args[k + 1] for k, x in enumerate(args[:-1]) if x == "--pattern" or x.upper() == "KEYS"]
-            info.roots = pats or ["*"]
-        elif inv.name == "ls":
-            info.kind = "ls"
-            info.roots = [x for x in inv.args if not x.startswith("-")]
-        elif inv.name in ("tee", "grep", "sed", "sort", "uniq", "head", "tail", "cut", "awk", "tr", "xxd", "base64",
-                          "gzip", "bzip2", "xz", "tar", "zip", "openssl", "gpg"):
-            pass  # filters keep what flows (secret / net)
-        else:
-            if info.kind not in ("net",):
-                info.kind = "unknown"
+        elif info.kind != "net":  # once the network flows in, later stages pass it on
+            _stage_output(a, c, inv, info)
     return info
+
+
+_REDIS_CLIS = ("redis-cli", "valkey-cli", "keydb-cli")
+_FILTERS = frozenset({"tee", "grep", "sed", "sort", "uniq", "head", "tail", "cut", "awk", "tr", "xxd", "base64",
+                      "gzip", "bzip2", "xz", "tar", "zip", "openssl", "gpg"})
+
+
+def _stage_output(a: Analyzer, c: Command, inv: Invocation, info: Stdin) -> None:
+    """What one pipeline stage writes: known text, a file list (find/ls), redis keys, or unknown."""
+    from .rules_fs import find_roots, narrows
+
+    if inv.name in ("echo", "printf"):
+        _echo_output(c, inv, info)
+    elif inv.name == "cat" and not inv.args:
+        for r in c.redirs:
+            if r.op in ("<<", "<<-") and r.heredoc is not None:
+                info.kind = "text"
+                info.text = r.heredoc if r.heredoc_quoted else a._expand_text(r.heredoc)
+    elif inv.name == "find":
+        roots, expr = find_roots(inv.args)
+        info.kind = "find"
+        info.roots = roots
+        info.filtered = narrows(expr)
+    elif inv.name in _REDIS_CLIS and ("--scan" in inv.args or any(x.upper() == "KEYS" for x in inv.args)):
+        info.kind = "redis_keys"  # roots: the key pattern listed
+        args = list(inv.args)
+        pats = [args[k + 1] for k, x in enumerate(args[:-1]) if x == "--pattern" or x.upper() == "KEYS"]
+        info.roots = pats or ["*"]
+    elif inv.name == "ls":
+        info.kind = "ls"
+        info.roots = [x for x in inv.args if not x.startswith("-")]
+    elif inv.name not in _FILTERS:  # filters keep what flows (secret / net)
+        info.kind = "unknown"
+
+
+def _echo_output(c: Command, inv: Invocation, info: Stdin) -> None:
+    """The text echo/printf writes (a secret-named variable in it is a secret that flows)."""
+    for w in c.words:
+        for p in w.parts:
+            if p.kind == "var" and _SECRET_VAR.search(p.text):
+                info.secret = info.secret or f"${p.text}"
+    info.kind = "text"
+    args = list(inv.args)
+    while args and re.match(r"^-[neE]+$", args[0]):
+        args.pop(0)
+    info.text = _printf_text(args) if inv.name == "printf" else " ".join(args)
+
+
+def _printf_text(args: list[str]) -> str:
+    if not args:
+        return ""
+    text = args[0].replace("\\n", "\n")
+    for val in args[1:]:
+        text = text.replace("%s", val, 1) if "%s" in text else text + " " + val
+    return text
 
 
 def _fetch_writes_file(inv: Invocation) -> bool:
@@ -471,51 +515,17 @@ def cloud(a: Analyzer, call: Call) -> None:
         a.add("ask", "infra", f"`{call.show()}` deletes cloud storage recursively", "Let the user run it.")
 
 
-def interp(a: Analyzer, call: Call, lang: str) -> None:  # noqa: C901 - to split into named steps (issue 12)
+def interp(a: Analyzer, call: Call, lang: str) -> None:
     args = call.args
     via = f"`{call.show()}`"
-    opts = _CODE_OPTS.get(lang, ())
-    codes: list[str] = []
-    script_idx = None
-    inplace = False
-    i = 0
-    while i < len(args):
-        x = args[i]
-        if lang == "awk":
-            if not x.startswith("-"):
-                codes.append(x)
-                break
-            i += 2 if x in ("-f", "-v", "-F") else 1
-            continue
-        if lang == "js" and call.name == "deno" and x == "eval" and i + 1 < len(args):
-            codes.append(args[i + 1])
-            break
-        if x in opts and i + 1 < len(args):
-            codes.append(args[i + 1])
-            i += 2
-            continue
-        if (re.match(r"^-[A-Za-z]{2,}$", x) and x[1] not in "MmIrW"
-                and any(x.endswith(o[1:]) for o in opts if len(o) == 2)):
-            # clustered flags ending with the code flag: perl -pie / -lne / python -Ic
-            if lang == "perl" and "i" in x[1:-1]:
-                inplace = True
-            if i + 1 < len(args):
-                codes.append(args[i + 1])
-            i += 2
-            continue
-        if lang == "perl" and re.match(r"^-[a-zA-Z]*i", x):
-            inplace = True
-        if x in ("-m",) and lang == "python":
-            return
-        if x.startswith("-") and x != "-":
-            i += 2 if x in ("-W", "-X", "-r", "--require", "-I", "-M") and lang != "ruby" else 1
-            continue
-        script_idx = i
-        break
-    if lang == "perl" and inplace:
+    scan = _awk_args(args) if lang == "awk" else _interp_args(call, lang)
+    if scan is None:
+        return  # python -m: a module, not code to read
+    codes, script_idx, inplace, end = scan
+    if inplace:
         from .rules_fs import judge_write
 
-        for f in args[i:]:
+        for f in args[end:]:
             if not f.startswith("-"):
                 judge_write(a, f, via)
     for c in codes:
@@ -527,32 +537,66 @@ def interp(a: Analyzer, call: Call, lang: str) -> None:  # noqa: C901 - to split
             _run_file_word(a, call, script_idx, via)
 
 
-def code(a: Analyzer, text: str, lang: str, depth: int, via: str) -> None:  # noqa: C901 - to split into named steps (issue 12)
+# what an interpreter's arguments hold: inline code, the index of a script argument, whether perl edits
+# files in place, and the index where option scanning stopped
+_InterpArgs = tuple[list[str], int | None, bool, int]
+
+
+def _awk_args(args: list[str]) -> _InterpArgs:
+    """awk's program is its first non-option argument."""
+    i = 0
+    while i < len(args):
+        x = args[i]
+        if not x.startswith("-"):
+            return [x], None, False, i
+        i += 2 if x in ("-f", "-v", "-F") else 1
+    return [], None, False, i
+
+
+def _interp_args(call: Call, lang: str) -> _InterpArgs | None:
+    """Scan an interpreter's options for inline code (``-c``/``-e``...) or its script (None: ``python -m``)."""
+    args = call.args
+    opts = _CODE_OPTS.get(lang, ())
+    codes: list[str] = []
+    inplace = False
+    i = 0
+    while i < len(args):
+        x = args[i]
+        if lang == "js" and call.name == "deno" and x == "eval" and i + 1 < len(args):
+            return [*codes, args[i + 1]], None, inplace, i
+        if x in opts and i + 1 < len(args):
+            codes.append(args[i + 1])
+            i += 2
+            continue
+        if (re.match(r"^-[A-Za-z]{2,}$", x) and x[1] not in "MmIrW"
+                and any(x.endswith(o[1:]) for o in opts if len(o) == 2)):
+            # clustered flags ending with the code flag: perl -pie / -lne / python -Ic
+            inplace = inplace or lang == "perl" and "i" in x[1:-1]
+            codes += args[i + 1:i + 2]
+            i += 2
+            continue
+        inplace = inplace or lang == "perl" and re.match(r"^-[a-zA-Z]*i", x) is not None
+        if x in ("-m",) and lang == "python":
+            return None
+        if not x.startswith("-") or x == "-":
+            return codes, i, inplace, i
+        i += 2 if x in ("-W", "-X", "-r", "--require", "-I", "-M") and lang != "ruby" else 1
+    return codes, None, inplace, i
+
+
+def code(a: Analyzer, text: str, lang: str, depth: int, via: str) -> None:
     """Judge inline interpreter code."""
     if codemod.is_fork_loop(text):
         a.add("deny", "forkbomb", f"{via} forks processes in an endless loop (a fork bomb)", "Do not run it.")
-    from .rules_fs import judge_delete
-
     reads: list[str] = []
     for c in codemod.calls(text):
         if c.kind == "read":
             if c.path:
                 reads.append(c.path)
-            continue
-        if c.kind == "shell":
-            if c.shell is None:
-                if re.search(r"\brm\s+-[a-zA-Z]*[rR]|\bmkfs|\bdd\s", text):
-                    a.add("ask", "interp_rmtree", f"{via} builds a shell command at run time")
-                continue
-            a.script(c.shell, depth + 1)
-            continue
-        p = c.path
-        if p is None:
-            if c.kind == "tree":
-                a.add("ask", "interp_rmtree", f"{via} deletes a directory tree whose path is computed at run time",
-                      "Use a literal path inside the project.")
-            continue
-        judge_delete(a, targets.expand_tilde(a.ctx, p), c.kind == "tree", via)
+        elif c.kind == "shell":
+            _code_shell(a, c, text, depth, via)
+        else:
+            _code_delete(a, c, via)
     if reads and codemod.sends_over_network(text):
         secret = next((p for p in reads if targets.secret_at(a.ctx, targets.expand_tilde(a.ctx, p))), None)
         if secret:
@@ -561,6 +605,25 @@ def code(a: Analyzer, text: str, lang: str, depth: int, via: str) -> None:  # no
     if lang == "awk" and "system" in text:
         for m in re.finditer(r"system\s*\(\s*\"([^\"]*)\"", text):
             a.script(m.group(1), depth + 1)
+
+
+def _code_shell(a: Analyzer, c: codemod.CodeCall, text: str, depth: int, via: str) -> None:
+    """Code that runs a shell command: the command when literal, else a look for rm -r/mkfs/dd in the code."""
+    if c.shell is not None:
+        a.script(c.shell, depth + 1)
+    elif re.search(r"\brm\s+-[a-zA-Z]*[rR]|\bmkfs|\bdd\s", text):
+        a.add("ask", "interp_rmtree", f"{via} builds a shell command at run time")
+
+
+def _code_delete(a: Analyzer, c: codemod.CodeCall, via: str) -> None:
+    """Code that deletes a file or a tree."""
+    from .rules_fs import judge_delete
+
+    if c.path is not None:
+        judge_delete(a, targets.expand_tilde(a.ctx, c.path), c.kind == "tree", via)
+    elif c.kind == "tree":
+        a.add("ask", "interp_rmtree", f"{via} deletes a directory tree whose path is computed at run time",
+              "Use a literal path inside the project.")
 
 
 _CONTAINER_OPTS = frozenset({"-u", "--user", "-e", "--env", "-w", "--workdir", "--env-file", "-c", "--container",

@@ -35,64 +35,74 @@ INSTEAD_DELETE = "Delete only specific paths inside the project or a temp dir, o
 _BROAD_GLOB = frozenset({"*", ".*", "*.*", ".[!.]*", "..?*", "**", "{*,.*}", ".??*", "[!.]*", "*/", UNKNOWN})
 
 
-def judge_delete(a: Analyzer, target: str, recursive: bool, via: str, filtered: bool = False,  # noqa: C901 - to split into named steps (issue 12)
+def judge_delete(a: Analyzer, target: str, recursive: bool, via: str, filtered: bool = False,
                  tested: bool = False) -> None:
     """Judge deleting ``target`` (a word's value). ``filtered``: only matching entries (find -name);
     ``tested``: find tests of any kind (-mtime +7 is enough to make clearing a temp dir routine)."""
-    ctx = a.ctx
     if not target:
         return
     if target.startswith(UNKNOWN):
-        rest = target.lstrip(UNKNOWN)
-        if rest in ("/", "/*", "/.*", "/**") and recursive:
-            a.add("deny", "rm_recursive", f"`{via}` deletes {rest.replace(UNKNOWN, '')} if the variable in "
-                  "front is empty (the classic `rm -rf \"$DIR/\"` disaster)",
-                  "Check the variable is set (`${DIR:?}`) and name the path explicitly.")
-        elif recursive and not filtered:
-            a.add("ask", "rm_recursive", f"`{via}` deletes a path only known at run time ({_show(target)})",
-                  "Name the directory explicitly so it can be checked.")
+        _delete_unknown(a, target, recursive, via, filtered)
         return
-    path = targets.resolve(ctx, target)
+    path = targets.resolve(a.ctx, target)
     if path is None:
         if recursive:
             a.add("ask", "rm_recursive", f"`{via}` deletes {target} but the current directory is unknown",
                   "Use an absolute path inside the project.")
         return
-    prefix, wild = targets.known_prefix(path)
-    contents = False
-    if wild:
-        seg = path[len(prefix):].lstrip("/").split("/", 1)[0]
-        if seg in _BROAD_GLOB or seg.startswith(UNKNOWN) and seg.strip(UNKNOWN) in ("", "*"):
-            contents = True
-            z = targets.zone(ctx, prefix)
-        else:
-            z = targets.zone(ctx, prefix.rstrip("/") + "/" + "_glob_")
-            if z.kind == "home_cache":
-                z = targets.Zone("home_other", z.path)
-    else:
-        z = targets.zone(ctx, path)
-    kind = z.kind
+    kind, prefix, contents = _delete_zone(a, path)
     if (contents or filtered or tested) and kind in ("temp_root", "project", "temp"):
         return
     shown = path if not contents else prefix.rstrip("/") + "/*"
     if recursive or contents and not filtered and kind in ("root", "system", "home", "home_top", "home_sensitive", "kit"):
-        if kind == "project_root" and tested and not filtered:
-            a.add("ask", "find_delete", f"`{via}` deletes every file the time/size/type tests match across the "
-                  "whole project", "Name the files (-name) or the folder to clean.")
-            return
-        if kind in DENY_RECURSIVE:
-            if filtered and kind in ("home", "home_top", "project_root", "project_ancestor", "elsewhere_top"):
-                if kind == "project_root":
-                    return
-                a.add("ask", "find_delete", f"`{via}` deletes matching files across {shown} ({_WHAT[kind]})",
-                      "Limit it to the project or a temp dir.")
-                return
-            a.add("deny", "rm_recursive", f"`{via}` would delete {shown} ({_WHAT[kind]})", INSTEAD_DELETE)
-        elif kind in ASK_RECURSIVE:
-            a.add("ask", "rm_recursive", f"`{via}` deletes {shown}, {_WHAT[kind]}",
-                  "Confirm with the user that this folder should go.")
-        return
-    # a plain (non-recursive) delete
+        _delete_tree(a, kind, shown, via, filtered, tested)
+    else:
+        _delete_plain(a, kind, shown, via, path, prefix, contents)
+
+
+def _delete_unknown(a: Analyzer, target: str, recursive: bool, via: str, filtered: bool) -> None:
+    """A target that starts with a value known only at run time (``$DIR/``)."""
+    rest = target.lstrip(UNKNOWN)
+    if rest in ("/", "/*", "/.*", "/**") and recursive:
+        a.add("deny", "rm_recursive", f"`{via}` deletes {rest.replace(UNKNOWN, '')} if the variable in "
+              "front is empty (the classic `rm -rf \"$DIR/\"` disaster)",
+              "Check the variable is set (`${DIR:?}`) and name the path explicitly.")
+    elif recursive and not filtered:
+        a.add("ask", "rm_recursive", f"`{via}` deletes a path only known at run time ({_show(target)})",
+              "Name the directory explicitly so it can be checked.")
+
+
+def _delete_zone(a: Analyzer, path: str) -> tuple[str, str, bool]:
+    """(zone kind, known prefix, whether a broad glob takes everything inside the prefix) of a delete."""
+    prefix, wild = targets.known_prefix(path)
+    if not wild:
+        return targets.zone(a.ctx, path).kind, prefix, False
+    seg = path[len(prefix):].lstrip("/").split("/", 1)[0]
+    if seg in _BROAD_GLOB or seg.startswith(UNKNOWN) and seg.strip(UNKNOWN) in ("", "*"):
+        return targets.zone(a.ctx, prefix).kind, prefix, True
+    kind = targets.zone(a.ctx, prefix.rstrip("/") + "/" + "_glob_").kind
+    return ("home_other" if kind == "home_cache" else kind), prefix, False
+
+
+def _delete_tree(a: Analyzer, kind: str, shown: str, via: str, filtered: bool, tested: bool) -> None:
+    """A recursive delete (or a broad glob over a place that matters)."""
+    if kind == "project_root" and tested and not filtered:
+        a.add("ask", "find_delete", f"`{via}` deletes every file the time/size/type tests match across the "
+              "whole project", "Name the files (-name) or the folder to clean.")
+    elif kind in DENY_RECURSIVE and filtered and kind in ("home", "home_top", "project_root", "project_ancestor",
+                                                           "elsewhere_top"):
+        if kind != "project_root":
+            a.add("ask", "find_delete", f"`{via}` deletes matching files across {shown} ({_WHAT[kind]})",
+                  "Limit it to the project or a temp dir.")
+    elif kind in DENY_RECURSIVE:
+        a.add("deny", "rm_recursive", f"`{via}` would delete {shown} ({_WHAT[kind]})", INSTEAD_DELETE)
+    elif kind in ASK_RECURSIVE:
+        a.add("ask", "rm_recursive", f"`{via}` deletes {shown}, {_WHAT[kind]}",
+              "Confirm with the user that this folder should go.")
+
+
+def _delete_plain(a: Analyzer, kind: str, shown: str, via: str, path: str, prefix: str, contents: bool) -> None:
+    """A plain (non-recursive) delete."""
     if kind in ("home_sensitive", "kit"):
         a.add("deny", "sensitive_write", f"`{via}` deletes {shown} ({_WHAT[kind]})",
               "Leave credentials, shell start-up files and the kit alone.")
@@ -315,7 +325,7 @@ def tee(a: Analyzer, call: Call) -> None:
         judge_write(a, t, f"`{call.show()}`")
 
 
-def copy_move(a: Analyzer, call: Call) -> None:  # noqa: C901 - to split into named steps (issue 12)
+def copy_move(a: Analyzer, call: Call) -> None:
     args = call.args
     target_dir = None
     for i, x in enumerate(args):
@@ -338,17 +348,22 @@ def copy_move(a: Analyzer, call: Call) -> None:  # noqa: C901 - to split into na
             judge_write(a, dest.rstrip("/") + "/" + posixpath.basename(s.rstrip("/")), via, copy=True)
     if call.name == "mv":
         for s in srcs:
-            p = targets.resolve(a.ctx, s)
-            if p is None:
-                continue
-            prefix, wild = targets.known_prefix(p)
-            z = targets.zone(a.ctx, prefix if wild else p)
-            if z.kind in ("root", "home", "home_sensitive", "kit") or (
-                    z.kind == "system" and targets.system_write_denied(p)):
-                a.add("deny", "sensitive_write", f"{via} moves away {s} ({_WHAT.get(z.kind, z.kind)})",
-                      "Leave it in place.")
-            elif z.kind in ("project_root", "project_ancestor"):
-                a.add("ask", "rm_recursive", f"{via} moves the project directory itself", "Confirm with the user.")
+            _move_away(a, s, via)
+
+
+def _move_away(a: Analyzer, src: str, via: str) -> None:
+    """``mv`` takes ``src`` away from where it is: judged like deleting it."""
+    p = targets.resolve(a.ctx, src)
+    if p is None:
+        return
+    prefix, wild = targets.known_prefix(p)
+    z = targets.zone(a.ctx, prefix if wild else p)
+    if z.kind in ("root", "home", "home_sensitive", "kit") or (
+            z.kind == "system" and targets.system_write_denied(p)):
+        a.add("deny", "sensitive_write", f"{via} moves away {src} ({_WHAT.get(z.kind, z.kind)})",
+              "Leave it in place.")
+    elif z.kind in ("project_root", "project_ancestor"):
+        a.add("ask", "rm_recursive", f"{via} moves the project directory itself", "Confirm with the user.")
 
 
 def link(a: Analyzer, call: Call) -> None:

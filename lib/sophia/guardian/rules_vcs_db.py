@@ -34,41 +34,73 @@ def _short_flags(args: list[str]) -> str:
     return "".join(x[1:] for x in args if x.startswith("-") and not x.startswith("--") and len(x) > 1)
 
 
-def git(a: Analyzer, call: Call) -> None:  # noqa: C901 - to split into named steps (issue 12)
+def git(a: Analyzer, call: Call) -> None:
     sub, rest = _split_git(call.args)
     via = f"`{call.show()}`"
     flags = _short_flags(rest)
     if sub == "push":
         _push(a, rest, via)
-    elif sub == "reset":
-        if "--hard" in rest:
-            a.add("deny", "git_destructive", f"{via} throws away uncommitted work",
-                  "Use `git stash` (recoverable) or `git reset --soft`/`--mixed`, or ask the user.")
-    elif sub == "clean":
-        if "n" in flags or "--dry-run" in rest:
-            return
-        if "f" in flags or "--force" in rest:
-            a.add("deny", "git_destructive", f"{via} permanently deletes untracked files",
-                  "Run `git clean -n` to list them and delete specific paths, or ask the user.")
-        elif "i" in flags or "--interactive" in rest:
-            a.add("ask", "git_destructive", f"{via} deletes untracked files")
     elif sub in ("checkout", "restore"):
         _discard(a, sub, rest, flags, via)
-    elif sub == "switch":
-        if "--discard-changes" in rest or "f" in flags or "--force" in rest:
-            a.add("ask", "git_destructive", f"{via} discards local changes")
-    elif sub == "branch":
-        force_del = "D" in flags or (("d" in flags or "--delete" in rest) and ("f" in flags or "--force" in rest))
-        if force_del:
-            a.add("deny", "git_destructive", f"{via} force-deletes a branch, losing its unmerged commits",
-                  "Use `git branch -d` (refuses unmerged work) or ask the user.")
-    elif sub == "stash":
-        if rest and rest[0] in ("clear", "drop"):
-            a.add("deny", "git_destructive", f"{via} deletes stashed work", "Leave the stash; ask the user.")
-    elif sub == "reflog" and rest[:1] == ["expire"] or sub == "gc" and any(x.startswith("--prune=now") for x in rest):
-        a.add("ask", "git_destructive", f"{via} discards unreachable commits for good")
-    elif sub in ("filter-branch", "filter-repo") or sub == "update-ref" and "-d" in rest:
-        a.add("ask", "git_destructive", f"{via} rewrites history")
+    else:
+        verdict = _GIT_JUDGES.get(sub, _git_history)(sub, rest, flags)
+        if verdict:
+            level, what, instead = verdict
+            a.add(level, "git_destructive", f"{via} {what}", instead)
+
+
+# (level, what the command does, what to do instead) for a git subcommand; None if harmless
+_Verdict = tuple[str, str, str] | None
+
+
+def _git_reset(_sub: str, rest: list[str], _flags: str) -> _Verdict:
+    if "--hard" in rest:
+        return ("deny", "throws away uncommitted work",
+                "Use `git stash` (recoverable) or `git reset --soft`/`--mixed`, or ask the user.")
+    return None
+
+
+def _git_clean(_sub: str, rest: list[str], flags: str) -> _Verdict:
+    if "n" in flags or "--dry-run" in rest:
+        return None
+    if "f" in flags or "--force" in rest:
+        return ("deny", "permanently deletes untracked files",
+                "Run `git clean -n` to list them and delete specific paths, or ask the user.")
+    if "i" in flags or "--interactive" in rest:
+        return ("ask", "deletes untracked files", "")
+    return None
+
+
+def _git_switch(_sub: str, rest: list[str], flags: str) -> _Verdict:
+    if "--discard-changes" in rest or "f" in flags or "--force" in rest:
+        return ("ask", "discards local changes", "")
+    return None
+
+
+def _git_branch(_sub: str, rest: list[str], flags: str) -> _Verdict:
+    if "D" in flags or (("d" in flags or "--delete" in rest) and ("f" in flags or "--force" in rest)):
+        return ("deny", "force-deletes a branch, losing its unmerged commits",
+                "Use `git branch -d` (refuses unmerged work) or ask the user.")
+    return None
+
+
+def _git_stash(_sub: str, rest: list[str], _flags: str) -> _Verdict:
+    if rest and rest[0] in ("clear", "drop"):
+        return ("deny", "deletes stashed work", "Leave the stash; ask the user.")
+    return None
+
+
+def _git_history(sub: str, rest: list[str], _flags: str) -> _Verdict:
+    """Commands that drop unreachable commits or rewrite history."""
+    if sub == "reflog" and rest[:1] == ["expire"] or sub == "gc" and any(x.startswith("--prune=now") for x in rest):
+        return ("ask", "discards unreachable commits for good", "")
+    if sub in ("filter-branch", "filter-repo") or sub == "update-ref" and "-d" in rest:
+        return ("ask", "rewrites history", "")
+    return None
+
+
+_GIT_JUDGES = {"reset": _git_reset, "clean": _git_clean, "switch": _git_switch, "branch": _git_branch,
+               "stash": _git_stash}
 
 
 def _push(a: Analyzer, rest: list[str], via: str) -> None:

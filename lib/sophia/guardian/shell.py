@@ -179,7 +179,7 @@ _ANSI = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "e": "\x1b", "E"
          "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
 
 
-def _ansi_c(s: str, i: int) -> tuple[str, int]:  # noqa: C901 - to split into named steps (issue 12)
+def _ansi_c(s: str, i: int) -> tuple[str, int]:
     """``s[i:]`` starts after ``$'``; decode to the closing quote."""
     out: list[str] = []
     n = len(s)
@@ -188,78 +188,58 @@ def _ansi_c(s: str, i: int) -> tuple[str, int]:  # noqa: C901 - to split into na
         if c == "'":
             return "".join(out), i + 1
         if c == "\\" and i + 1 < n:
-            d = s[i + 1]
-            if d in _ANSI:
-                out.append(_ANSI[d])
-                i += 2
-                continue
-            if d == "x":
-                j = i + 2
-                while j < n and j < i + 4 and s[j] in "0123456789abcdefABCDEF":
-                    j += 1
-                out.append(chr(int(s[i + 2:j], 16)) if j > i + 2 else "\\x")
-                i = j
-                continue
-            if d in "uU":
-                j = i + 2
-                lim = i + (6 if d == "u" else 10)
-                while j < n and j < lim and s[j] in "0123456789abcdefABCDEF":
-                    j += 1
-                try:
-                    out.append(chr(int(s[i + 2:j], 16)) if j > i + 2 else "\\" + d)
-                except (ValueError, OverflowError):
-                    out.append(UNKNOWN)
-                i = j
-                continue
-            if d in "01234567":
-                j = i + 1
-                while j < n and j < i + 4 and s[j] in "01234567":
-                    j += 1
-                out.append(chr(int(s[i + 1:j], 8) & 0xFF))
-                i = j
-                continue
-            if d == "c" and i + 2 < n:
-                out.append(chr(ord(s[i + 2]) & 0x1F))
-                i += 3
-                continue
-            out.append("\\" + d)
-            i += 2
+            text, i = _ansi_escape(s, i)
+            out.append(text)
             continue
         out.append(c)
         i += 1
     return "".join(out), n
 
 
-def _dollar(s: str, i: int, quoted: bool, parts: list[Part]) -> int:  # noqa: C901 - to split into named steps (issue 12)
+_HEX = "0123456789abcdefABCDEF"
+_OCT = "01234567"
+
+
+def _digits_end(s: str, j: int, lim: int, digits: str) -> int:
+    """The end of the run of ``digits`` starting at ``s[j]``, at most ``lim``."""
+    lim = min(lim, len(s))
+    while j < lim and s[j] in digits:
+        j += 1
+    return j
+
+
+def _ansi_escape(s: str, i: int) -> tuple[str, int]:
+    """``s[i]`` is a backslash inside ``$'...'`` with a character after it: decode that one escape."""
+    d = s[i + 1]
+    if d in _ANSI:
+        return _ANSI[d], i + 2
+    if d == "x":
+        j = _digits_end(s, i + 2, i + 4, _HEX)
+        return (chr(int(s[i + 2:j], 16)) if j > i + 2 else "\\x"), j
+    if d in "uU":
+        j = _digits_end(s, i + 2, i + (6 if d == "u" else 10), _HEX)
+        if j == i + 2:
+            return "\\" + d, j
+        try:
+            return chr(int(s[i + 2:j], 16)), j
+        except (ValueError, OverflowError):
+            return UNKNOWN, j
+    if d in _OCT:
+        j = _digits_end(s, i + 1, i + 4, _OCT)
+        return chr(int(s[i + 1:j], 8) & 0xFF), j
+    if d == "c" and i + 2 < len(s):
+        return chr(ord(s[i + 2]) & 0x1F), i + 3
+    return "\\" + d, i + 2
+
+
+def _dollar(s: str, i: int, parts: list[Part], quoted: bool = False) -> int:
     """``s[i]`` is ``$``; append the expansion part, return the next index."""
     n = len(s)
     nxt = s[i + 1] if i + 1 < n else ""
     if nxt == "(":
-        if s.startswith("$((", i):
-            end = match_paren(s, i + 1)
-            parts.append(Part("arith", s[i + 3:max(i + 3, end - 1)], quoted))
-            return end + 1
-        end = match_paren(s, i + 1)
-        parts.append(Part("sub", s[i + 2:end], quoted))
-        return end + 1
+        return _paren_sub(s, i, parts, quoted)
     if nxt == "{":
-        end = _match_brace(s, i + 1)
-        body = s[i + 2:end]
-        name = ""
-        k = 0
-        if body[:1] in ("#", "!") and len(body) > 1:
-            k = 1
-        while k < len(body) and (body[k].isalnum() or body[k] == "_"):
-            k += 1
-        name = body[:k].lstrip("#!") or body[:1]
-        rest = body[k:]
-        default = None
-        for op in (":-", ":=", "-", "="):
-            if rest.startswith(op):
-                default = rest[len(op):]
-                break
-        parts.append(Part("var", name, quoted, default))
-        return end + 1
+        return _braced_var(s, i, parts, quoted)
     if nxt and (nxt.isalpha() or nxt == "_"):
         j = i + 1
         while j < n and (s[j].isalnum() or s[j] == "_"):
@@ -277,6 +257,34 @@ def _dollar(s: str, i: int, quoted: bool, parts: list[Part]) -> int:  # noqa: C9
         return i + 1  # $"..." is a translated string: treat as "..."
     parts.append(Part("lit", "$", quoted))
     return i + 1
+
+
+def _paren_sub(s: str, i: int, parts: list[Part], quoted: bool) -> int:
+    """``s[i:]`` starts with ``$(``: a command substitution, or ``$((`` arithmetic."""
+    end = match_paren(s, i + 1)
+    if s.startswith("$((", i):
+        parts.append(Part("arith", s[i + 3:max(i + 3, end - 1)], quoted))
+    else:
+        parts.append(Part("sub", s[i + 2:end], quoted))
+    return end + 1
+
+
+def _braced_var(s: str, i: int, parts: list[Part], quoted: bool) -> int:
+    """``s[i:]`` starts with ``${``: the variable's name and its ``:-``/``:=``/``-``/``=`` default."""
+    end = _match_brace(s, i + 1)
+    body = s[i + 2:end]
+    k = 1 if body[:1] in ("#", "!") and len(body) > 1 else 0
+    while k < len(body) and (body[k].isalnum() or body[k] == "_"):
+        k += 1
+    name = body[:k].lstrip("#!") or body[:1]
+    rest = body[k:]
+    default = None
+    for op in (":-", ":=", "-", "="):
+        if rest.startswith(op):
+            default = rest[len(op):]
+            break
+    parts.append(Part("var", name, quoted, default))
+    return end + 1
 
 
 def _double(s: str, i: int, parts: list[Part]) -> int:
@@ -311,13 +319,11 @@ def _double(s: str, i: int, parts: list[Part]) -> int:
             continue
         if c == "$":
             flush()
-            i = _dollar(s, i, True, parts)
+            i = _dollar(s, i, parts, True)
             continue
         if c == "`":
             flush()
-            end = _skip_backtick(s, i)
-            parts.append(Part("sub", _unbacktick(s[i + 1:end - 1] if end <= n and s[end - 1:end] == "`" else s[i + 1:end]), True))
-            i = end
+            i = _backtick(s, i, parts, True)
             continue
         buf.append(c)
         i += 1
@@ -325,79 +331,86 @@ def _double(s: str, i: int, parts: list[Part]) -> int:
     return n
 
 
+def _backtick(s: str, i: int, parts: list[Part], quoted: bool = False) -> int:
+    """``s[i]`` is a backtick: append the command substitution up to the closing one."""
+    end = _skip_backtick(s, i)
+    inner = s[i + 1:end - 1] if s[end - 1:end] == "`" and end - 1 > i else s[i + 1:end]
+    parts.append(Part("sub", _unbacktick(inner), quoted))
+    return end
+
+
 def _unbacktick(inner: str) -> str:
     return inner.replace("\\`", "`").replace("\\$", "$").replace("\\\\", "\\")
 
 
-def _word(s: str, i: int) -> tuple[Word, int]:  # noqa: C901 - to split into named steps (issue 12)
+def _single(s: str, i: int, parts: list[Part]) -> int:
+    """``s[i]`` is ``'``: the literal text up to the closing quote."""
+    end = _skip_single(s, i)
+    parts.append(Part("lit", s[i + 1:end - 1] if s[end - 1:end] == "'" and end - 1 > i else s[i + 1:end], True))
+    return end
+
+
+def _escaped(s: str, i: int, parts: list[Part]) -> int:
+    """``s[i]`` is an unquoted backslash (not a line continuation): the next character, quoted."""
+    if i + 1 < len(s):
+        parts.append(Part("lit", s[i + 1], True))
+    return i + 2
+
+
+def _tilde(s: str, i: int, parts: list[Part], stops: str) -> int:
+    """``s[i]`` is a ``~`` that expands: ``~`` or ``~user``, up to a ``/`` or one of ``stops``."""
+    j = i + 1
+    n = len(s)
+    while j < n and s[j] not in _META and s[j] not in stops:
+        j += 1
+    parts.append(Part("tilde", s[i + 1:j]))
+    return j
+
+
+# one step of a word for each character that starts a part of its own (the text before it is flushed)
+_WORD_STEPS = {
+    "\\": _escaped,
+    "'": _single,
+    '"': _double,
+    "$": _dollar,
+    "`": _backtick,
+}
+
+
+def _flush(buf: list[str], parts: list[Part]) -> None:
+    if buf:
+        parts.append(Part("lit", "".join(buf), False))
+        buf.clear()
+
+
+def _word(s: str, i: int) -> tuple[Word, int]:
     start = i
     n = len(s)
     parts: list[Part] = []
     buf: list[str] = []
-
-    def flush() -> None:
-        if buf:
-            parts.append(Part("lit", "".join(buf), False))
-            buf.clear()
-
     while i < n:
         c = s[i]
         if c in _META:
+            if c != "(" or not buf or buf[-1] != "=" or parts:
+                break
             # `arr=(a b)` array assignment: keep the parenthesised list inside the word
-            if c == "(" and buf and buf[-1] == "=" and not parts:
-                end = match_paren(s, i)
-                buf.append(s[i:end + 1])
-                i = end + 1
-                continue
-            break
-        if c == "\\":
-            if i + 1 < n and s[i + 1] == "\n":
-                i += 2
-                continue
-            flush()
-            if i + 1 < n:
-                parts.append(Part("lit", s[i + 1], True))
-            i += 2
-            continue
-        if c == "'":
-            flush()
-            end = _skip_single(s, i)
-            parts.append(Part("lit", s[i + 1:end - 1] if s[end - 1:end] == "'" and end - 1 > i else s[i + 1:end], True))
-            i = end
-            continue
-        if c == '"':
-            flush()
-            i = _double(s, i, parts)
-            continue
-        if c == "$":
-            flush()
-            i = _dollar(s, i, False, parts)
-            continue
-        if c == "`":
-            flush()
-            end = _skip_backtick(s, i)
-            inner = s[i + 1:end - 1] if s[end - 1:end] == "`" and end - 1 > i else s[i + 1:end]
-            parts.append(Part("sub", _unbacktick(inner), False))
-            i = end
-            continue
-        if c == "~" and i == start:
-            j = i + 1
-            while j < n and s[j] not in _META and s[j] not in "/\"'$`\\":
-                j += 1
-            parts.append(Part("tilde", s[i + 1:j]))
-            i = j
-            continue
-        if c == "~" and not parts and buf and buf[-1] in "=:" and "=" in buf:
-            flush()
-            j = i + 1
-            while j < n and s[j] not in _META and s[j] not in "/\"'$`\\:":
-                j += 1
-            parts.append(Part("tilde", s[i + 1:j]))
-            i = j
-            continue
-        buf.append(c)
-        i += 1
-    flush()
+            end = match_paren(s, i)
+            buf.append(s[i:end + 1])
+            i = end + 1
+        elif c == "\\" and s.startswith("\\\n", i):
+            i += 2  # a line continuation
+        elif c in _WORD_STEPS:
+            _flush(buf, parts)
+            i = _WORD_STEPS[c](s, i, parts)
+        elif c == "~" and i == start:
+            i = _tilde(s, i, parts, "/\"'$`\\")
+        elif c == "~" and not parts and buf and buf[-1] in "=:" and "=" in buf:
+            _flush(buf, parts)  # `VAR=~/x` or `PATH=a:~/b`
+            i = _tilde(s, i, parts, "/\"'$`\\:")
+        else:
+            buf.append(c)
+            i += 1
+    _flush(buf, parts)
     return Word(parts, s[start:i]), i
 
 
@@ -417,7 +430,7 @@ class _Tok:
     fd: str = ""
 
 
-def tokenize(s: str) -> list[_Tok]:  # noqa: C901 - to split into named steps (issue 12)
+def tokenize(s: str) -> list[_Tok]:
     toks: list[_Tok] = []
     i = 0
     n = len(s)
@@ -428,68 +441,77 @@ def tokenize(s: str) -> list[_Tok]:  # noqa: C901 - to split into named steps (i
         if c in " \t":
             i += 1
             at_word_start = True
-            continue
-        if c == "\\" and s.startswith("\\\n", i):
+        elif c == "\\" and s.startswith("\\\n", i):
             i += 2
-            continue
-        if c == "#" and at_word_start:
+        elif c == "#" and at_word_start:
             j = s.find("\n", i)
             i = n if j < 0 else j
-            continue
-        if c == "\n":
+        elif c == "\n":
             toks.append(_Tok("op", op="\n"))
-            i += 1
-            if pending:
-                i = _read_heredocs(s, i, pending)
-                pending = []
+            i = _read_heredocs(s, i + 1, pending)
+            pending.clear()
             at_word_start = True
-            continue
-        if c in "<>" and s.startswith("(", i + 1):
-            end = match_paren(s, i + 1)
-            toks.append(_Tok("word", Word([Part("proc", s[i + 2:end], False, c)], s[i:end + 1])))
-            i = end + 1
+        elif c in "<>" and s.startswith("(", i + 1):
+            i = _proc_sub(s, i, toks)
             at_word_start = False
-            continue
-        fd = ""
-        if c.isdigit():
-            j = i
-            while j < n and s[j].isdigit():
-                j += 1
-            if j < n and s[j] in "<>" and not s.startswith("(", j + 1):
-                fd = s[i:j]
-                i = j
-                c = s[i]
-        if c in "&|;()<>" or c == "\n":
-            for op in _OPS:
-                if s.startswith(op, i):
-                    break
-            else:  # pragma: no cover - every meta char is an op
-                op = c
-            i += len(op)
-            if op in _REDIR_OPS:
-                toks.append(_Tok("redir", op=op, fd=fd))
+        else:
+            fd, j = _redir_fd(s, i)
+            if s[j] in "&|;()<>":
+                i = _operator(s, j, fd, toks)
+                at_word_start = True
             else:
-                toks.append(_Tok("op", op=op))
-            at_word_start = True
-            continue
-        w, i = _word(s, i)
-        at_word_start = False
-        tok = _Tok("word", w)
-        toks.append(tok)
-        if len(toks) >= 2 and toks[-2].kind == "redir" and toks[-2].op in ("<<", "<<-"):
-            r = Redir(toks[-2].op)
-            delim = "".join(p.text for p in w.parts)
-            pending.append((r, delim, toks[-2].op == "<<-"))
-            r.heredoc_quoted = w.quoted
-            tok.op = "heredoc-delim"
-            tok.word = w
-            # remember the Redir on the token so the parser can attach the body
-            tok.fd = str(len(_HEREDOC_REGISTRY))
-            _HEREDOC_REGISTRY.append(r)
-    if pending:
-        for r, _d, _s in pending:
-            r.heredoc = ""
+                i = _word_token(s, i, toks, pending)
+                at_word_start = False
+    for r, _d, _s in pending:
+        r.heredoc = ""
     return toks
+
+
+def _proc_sub(s: str, i: int, toks: list[_Tok]) -> int:
+    """``s[i:]`` starts with ``<(`` or ``>(``: one word, a process substitution."""
+    end = match_paren(s, i + 1)
+    toks.append(_Tok("word", Word([Part("proc", s[i + 2:end], False, s[i])], s[i:end + 1])))
+    return end + 1
+
+
+def _redir_fd(s: str, i: int) -> tuple[str, int]:
+    """The file descriptor before a redirection (``2>``) and the index after it; ``("", i)`` if none."""
+    if not s[i].isdigit():
+        return "", i
+    j = i
+    n = len(s)
+    while j < n and s[j].isdigit():
+        j += 1
+    if j < n and s[j] in "<>" and not s.startswith("(", j + 1):
+        return s[i:j], j
+    return "", i
+
+
+def _operator(s: str, i: int, fd: str, toks: list[_Tok]) -> int:
+    """``s[i]`` starts an operator: append it (a redirection keeps its ``fd``), return the index after it."""
+    op = next((o for o in _OPS if s.startswith(o, i)), s[i])
+    if op in _REDIR_OPS:
+        toks.append(_Tok("redir", op=op, fd=fd))
+    else:
+        toks.append(_Tok("op", op=op))
+    return i + len(op)
+
+
+def _word_token(s: str, i: int, toks: list[_Tok], pending: list[tuple[Redir, str, bool]]) -> int:
+    """A word; after ``<<``/``<<-`` it is a heredoc's delimiter and the heredoc waits for its body."""
+    w, i = _word(s, i)
+    tok = _Tok("word", w)
+    toks.append(tok)
+    if len(toks) >= 2 and toks[-2].kind == "redir" and toks[-2].op in ("<<", "<<-"):
+        r = Redir(toks[-2].op)
+        delim = "".join(p.text for p in w.parts)
+        pending.append((r, delim, toks[-2].op == "<<-"))
+        r.heredoc_quoted = w.quoted
+        tok.op = "heredoc-delim"
+        # remember the Redir on the token so the parser can attach the body
+        tok.fd = str(len(_HEREDOC_REGISTRY))
+        _HEREDOC_REGISTRY.append(r)
+    return i
 
 
 _HEREDOC_REGISTRY: list[Redir] = []
@@ -523,114 +545,141 @@ def _is_assignment(w: Word) -> tuple[str, Word] | None:
     if eq <= 0:
         return None
     name = head[:eq].rstrip("+")
-    if not (name[0].isalpha() or name[0] == "_") or not all(ch.isalnum() or ch == "_" for ch in name):
+    if not name or not (name[0].isalpha() or name[0] == "_") or not all(ch.isalnum() or ch == "_" for ch in name):
         return None
     rest = [Part("lit", head[eq + 1:], False)] if head[eq + 1:] else []
     return name, Word(rest + w.parts[1:], w.raw[w.raw.find("=") + 1:])
 
 
-def parse(text: str) -> Script:  # noqa: C901 - to split into named steps (issue 12)
+def parse(text: str) -> Script:
     """Split ``text`` into commands. Never raises."""
     _HEREDOC_REGISTRY.clear()
     toks = tokenize(text)
-    registry = list(_HEREDOC_REGISTRY)
-    script = Script()
-    pipeline = 0
-    stage = 0
-    depth = 0
-    cur = Command(pipeline=pipeline, stage=stage, depth=depth)
-    k = 0
+    return _Parser(toks, list(_HEREDOC_REGISTRY)).run()
 
-    def finish(next_pipeline: bool, background: bool = False) -> None:
-        nonlocal cur, pipeline, stage
+
+class _Parser:
+    """Walks the tokens once, filling ``cur`` and closing it into ``script`` at each separator."""
+
+    def __init__(self, toks: list[_Tok], registry: list[Redir]) -> None:
+        self.toks = toks
+        self.registry = registry  # heredoc redirections, indexed by their delimiter token's fd
+        self.script = Script()
+        self.pipeline = 0
+        self.stage = 0
+        self.depth = 0
+        self.cur = Command()
+        self.k = 0  # the token being read
+
+    def run(self) -> Script:
+        toks = self.toks
+        while self.k < len(toks):
+            t = toks[self.k]
+            if t.kind == "op":
+                self.operator(t.op)
+            elif t.kind == "redir":
+                self.redirection(t)
+            else:
+                assert t.word is not None
+                self.word(t.word)
+        self.finish(True)
+        return self.script
+
+    def finish(self, next_pipeline: bool, background: bool = False) -> None:
+        """Close the current command (if it has anything) and start the next one."""
+        cur = self.cur
         if cur.words or cur.redirs or cur.assigns:
             cur.background = background
-            script.commands.append(cur)
+            self.script.commands.append(cur)
             if next_pipeline:
-                pipeline += 1
-                stage = 0
+                self.pipeline += 1
+                self.stage = 0
             else:
-                stage += 1
-        elif next_pipeline and stage:
-            pipeline += 1
-            stage = 0
-        cur = Command(pipeline=pipeline, stage=stage, depth=depth)
+                self.stage += 1
+        elif next_pipeline and self.stage:
+            self.pipeline += 1
+            self.stage = 0
+        self.cur = Command(pipeline=self.pipeline, stage=self.stage, depth=self.depth)
 
-    while k < len(toks):
-        t = toks[k]
-        if t.kind == "op":
-            op = t.op
-            if op in ("|", "|&"):
-                finish(False)
-            elif op == "(":
-                # `name ( )` is a function definition
-                if (len(cur.words) == 1 and k + 1 < len(toks) and toks[k + 1].kind == "op"
-                        and toks[k + 1].op == ")"):
-                    lit = cur.words[0].literal()
-                    cur.funcdef = lit if lit is not None else "?"
-                    k += 2
-                    finish(True)
-                    continue
-                finish(True)
-                depth += 1
-                cur.depth = depth
-            elif op == ")":
-                finish(True)
-                depth = max(0, depth - 1)
-                cur.depth = depth
-            else:
-                finish(True, background=(op == "&"))
-            k += 1
-            continue
-        if t.kind == "redir":
-            r = Redir(t.op, t.fd)
-            if k + 1 < len(toks) and toks[k + 1].kind == "word":
-                nt = toks[k + 1]
-                if nt.op == "heredoc-delim":
-                    r = registry[int(nt.fd)]
-                    r.fd = t.fd
-                r.target = nt.word
-                k += 2
-            else:
-                k += 1
-            cur.redirs.append(r)
-            continue
-        w = t.word
-        assert w is not None
+    def _close_group(self) -> None:
+        self.finish(True)
+        self.depth = max(0, self.depth - 1)
+        self.cur.depth = self.depth
+
+    def _next_is(self, kind: str, op: str | None = None) -> bool:
+        k = self.k + 1
+        return k < len(self.toks) and self.toks[k].kind == kind and (op is None or self.toks[k].op == op)
+
+    def operator(self, op: str) -> None:
+        if op in ("|", "|&"):
+            self.finish(False)
+        elif op == "(" and len(self.cur.words) == 1 and self._next_is("op", ")"):
+            lit = self.cur.words[0].literal()  # `name ( )` is a function definition
+            self.cur.funcdef = lit if lit is not None else "?"
+            self.k += 1
+            self.finish(True)
+        elif op == "(":
+            self.finish(True)
+            self.depth += 1
+            self.cur.depth = self.depth
+        elif op == ")":
+            self._close_group()
+        else:
+            self.finish(True, background=(op == "&"))
+        self.k += 1
+
+    def redirection(self, t: _Tok) -> None:
+        r = Redir(t.op, t.fd)
+        if self._next_is("word"):
+            nt = self.toks[self.k + 1]
+            if nt.op == "heredoc-delim":
+                r = self.registry[int(nt.fd)]
+                r.fd = t.fd
+            r.target = nt.word
+            self.k += 1
+        self.k += 1
+        self.cur.redirs.append(r)
+
+    def word(self, w: Word) -> None:
+        if not self.cur.words:
+            if self._command_head(w):
+                return
+            self.cur.depth = self.depth
+        self.cur.words.append(w)
+        self.k += 1
+
+    def _command_head(self, w: Word) -> bool:
+        """A word before the command's name: a reserved word, ``function NAME`` or an assignment.
+        True if it was one (and was consumed)."""
+        cur = self.cur
         lit = w.literal()
-        if not cur.words:
-            if lit in _RESERVED_PREFIX and not cur.assigns:
-                if lit == "{":
-                    depth += 1
-                k += 1
-                continue
-            if lit in _RESERVED_ALONE and not cur.assigns:
-                if lit == "}":
-                    finish(True)
-                    depth = max(0, depth - 1)
-                    cur.depth = depth
-                k += 1
-                continue
-            if lit == "function" and k + 1 < len(toks) and toks[k + 1].kind == "word":
-                name = toks[k + 1].word.literal() if toks[k + 1].word else None  # type: ignore[union-attr]
-                cur.funcdef = name or "?"
-                cur.words = [toks[k + 1].word]  # type: ignore[list-item]
-                k += 2
-                if k + 1 < len(toks) and toks[k].kind == "op" and toks[k].op == "(":
-                    k += 2
-                finish(True)
-                continue
+        if lit in _RESERVED_PREFIX and not cur.assigns:
+            if lit == "{":
+                self.depth += 1
+        elif lit in _RESERVED_ALONE and not cur.assigns:
+            if lit == "}":
+                self._close_group()
+        elif lit == "function" and self._next_is("word"):
+            self._function()
+            return True
+        else:
             a = _is_assignment(w)
-            if a is not None:
-                cur.assigns.append(a)
-                k += 1
-                continue
-        if not cur.words:
-            cur.depth = depth
-        cur.words.append(w)
-        k += 1
-    finish(True)
-    return script
+            if a is None:
+                return False
+            cur.assigns.append(a)
+        self.k += 1
+        return True
+
+    def _function(self) -> None:
+        """``function NAME [()]``: the definition is a command of its own."""
+        name_word = self.toks[self.k + 1].word
+        assert name_word is not None
+        self.cur.funcdef = name_word.literal() or "?"
+        self.cur.words = [name_word]
+        self.k += 2
+        if self.k + 1 < len(self.toks) and self.toks[self.k].kind == "op" and self.toks[self.k].op == "(":
+            self.k += 2
+        self.finish(True)
 
 
 def word_strings(cmd: Command) -> list[str]:

@@ -221,77 +221,88 @@ class Zone:
     path: str
 
 
-def zone(ctx: Ctx, path: str | None, *, contents: bool = False) -> Zone:  # noqa: C901 - to split into named steps (issue 12)
+def zone(ctx: Ctx, path: str | None, *, contents: bool = False) -> Zone:
     """Classify ``path`` (already resolved). ``contents``: the target is everything inside ``path``."""
     if path is None:
         return Zone("unknown", "?")
+    kind = (_fixed_zone(ctx, path) or _project_zone(ctx, path) or _TEMP_ZONES.get(in_temp(ctx, path), "")
+            or _home_zone(ctx, path) or _elsewhere_zone(path))
+    return Zone(kind, path)
+
+
+def _fixed_zone(ctx: Ctx, path: str) -> str:
+    """The filesystem root, the kit's own files, and HOME itself or a directory above it."""
     if path == "/":
-        return Zone("root", path)
-    for k in ctx.kit_dirs:
-        if _under(path, k):
-            return Zone("kit", path)
+        return "root"
+    if any(_under(path, k) for k in ctx.kit_dirs) or _kit_state(ctx, path):
+        return "kit"
+    if path == ctx.home or _under(ctx.home, path):
+        return "home"
+    return ""
+
+
+def _kit_state(ctx: Ctx, path: str) -> bool:
+    """The kit's own config, hooks, guardian log and code inside the Sophia home."""
     for sh in {ctx.sophia_home, ctx.home + "/.sophia"}:
         if sh and _under(path, sh):
             rel = path[len(sh):].lstrip("/")
             if rel == "" or rel.startswith(("config.json", "hooks", "logs/guardian", "lib", "bin", "venv")):
-                return Zone("kit", path)
-    if path == ctx.home or _under(ctx.home, path):
-        return Zone("home", path)
-    if ctx.project:
-        if path == ctx.project:
-            return Zone("project_root", path)
-        if _under(ctx.project, path):
-            return Zone("project_ancestor", path)
-        if path.startswith(ctx.project + "/"):
-            rel = path[len(ctx.project) + 1:]
-            if rel == ".git" or rel.startswith(".git/objects") or rel == ".git/refs":
-                return Zone("project_git", path)
-            return Zone("project", path)
-    t = in_temp(ctx, path)
-    if t == "inside":
-        return Zone("temp", path)
-    if t == "root":
-        return Zone("temp_root", path)
-    hrel = home_rel(ctx, path)
-    if hrel is not None:
-        rel = hrel
-        if rel == "":
-            return Zone("home", path)
-        if _rel_matches(rel, HOME_SENSITIVE):
-            return Zone("home_sensitive", path)
-        if "/" not in rel:
-            if rel in HOME_CACHES:
-                return Zone("home_cache", path)
-            if rel.startswith(".") or rel in HOME_IMPORTANT:
-                return Zone("home_top", path)
-            return Zone("home_other", path)
-        return Zone("home_other", path)
-    if _under(ctx.home, path):
-        return Zone("home", path)  # an ancestor of HOME (/home)
-    top = path.split("/")[1]
-    if top in SYSTEM_TOP:
-        return Zone("system", path)
+                return True
+    return False
+
+
+def _project_zone(ctx: Ctx, path: str) -> str:
+    if not ctx.project:
+        return ""
+    if path == ctx.project:
+        return "project_root"
+    if _under(ctx.project, path):
+        return "project_ancestor"
+    if not path.startswith(ctx.project + "/"):
+        return ""
+    rel = path[len(ctx.project) + 1:]
+    if rel == ".git" or rel.startswith(".git/objects") or rel == ".git/refs":
+        return "project_git"
+    return "project"
+
+
+_TEMP_ZONES: dict[str | None, str] = {"inside": "temp", "root": "temp_root"}
+
+
+def _home_zone(ctx: Ctx, path: str) -> str:
+    """A path inside HOME (HOME itself and its ancestors are a _fixed_zone)."""
+    rel = home_rel(ctx, path)
+    if not rel:
+        return ""
+    if _rel_matches(rel, HOME_SENSITIVE):
+        return "home_sensitive"
+    if "/" in rel:
+        return "home_other"
+    if rel in HOME_CACHES:
+        return "home_cache"
+    if rel.startswith(".") or rel in HOME_IMPORTANT:
+        return "home_top"
+    return "home_other"
+
+
+def _elsewhere_zone(path: str) -> str:
+    if path.split("/")[1] in SYSTEM_TOP:
+        return "system"
     if path.count("/") == 1:
-        return Zone("elsewhere_top", path)
-    return Zone("elsewhere", path)
+        return "elsewhere_top"
+    return "elsewhere"
 
 
 def system_write_denied(path: str) -> bool:
     return any(_under(path, p) for p in SYSTEM_WRITE_DENY)
 
 
-def write_level(ctx: Ctx, path: str | None) -> tuple[str, str] | None:  # noqa: C901 - to split into named steps (issue 12)
+def write_level(ctx: Ctx, path: str | None) -> tuple[str, str] | None:
     """(level, why) for writing/replacing ``path``; None if harmless."""
     if path is None:
         return None
     if path.startswith("/dev/"):
-        if any(path == d for d in HARMLESS_DEVICES) or path.startswith(("/dev/fd/", "/dev/pts/", "/dev/shm/")):
-            return None
-        if is_disk_device(path):
-            return ("deny", f"writes raw data onto the disk device {path}")
-        if path.startswith("/dev/tcp/") or path.startswith("/dev/udp/"):
-            return None  # network: judged by the exfiltration rules
-        return ("ask", f"writes to the device {path}")
+        return _device_write(path)
     z = zone(ctx, path)
     if z.kind == "kit":
         return ("deny", f"modifies the Sophia kit's own hooks or config ({path})")
@@ -309,6 +320,17 @@ def write_level(ctx: Ctx, path: str | None) -> tuple[str, str] | None:  # noqa: 
     if rel is not None and _rel_matches(rel, HOME_GREY_WRITE):
         return ("ask", f"changes {path}, which configures your tools")
     return None
+
+
+def _device_write(path: str) -> tuple[str, str] | None:
+    """(level, why) for writing to a path under /dev."""
+    if any(path == d for d in HARMLESS_DEVICES) or path.startswith(("/dev/fd/", "/dev/pts/", "/dev/shm/")):
+        return None
+    if is_disk_device(path):
+        return ("deny", f"writes raw data onto the disk device {path}")
+    if path.startswith("/dev/tcp/") or path.startswith("/dev/udp/"):
+        return None  # network: judged by the exfiltration rules
+    return ("ask", f"writes to the device {path}")
 
 
 def _rel_grey_project(ctx: Ctx, path: str) -> bool:

@@ -200,34 +200,25 @@ def build_episode(
     """
     carry = carry or {}
     actions_all, tool_call_count = _all_actions(carry, buffer)
-    goal = transcript.get("first_prompt") or carry.get("goal")
-    goal = redact_head(goal, GOAL_CHARS) if goal else None
+    goal = _goal(carry, transcript)
     last = _last_message(last_message, transcript)
     files = _files_touched(carry, buffer)
-    errors = _errors(carry, buffer, transcript.get("tool_errors") or {})
-    times = [t for t in (carry.get("started_at"), transcript.get("first_ts"),
-                         buffer[0].get("ts") if buffer else None) if isinstance(t, str) and t]
-    started_at = min(times) if times else now
-    outcome = classify_outcome(actions_all, last)
-    kws = keywords(goal, actions_all, files)
-    thoughts = [redact_head(t, 500) for t in (transcript.get("assistant_texts") or [])[-3:]]
-
     ep: dict[str, Any] = {
         "id": episode_id,
         "session_id": session_id,
-        "started_at": started_at,
+        "started_at": _started_at(carry, transcript, buffer, now),
         "ended_at": now,
         "timestamp": now,
         "end_trigger": end_trigger,
         "goal": goal,
         "goal_summary": summarize(goal),
-        "chain_of_thought": thoughts,
+        "chain_of_thought": [redact_head(t, 500) for t in (transcript.get("assistant_texts") or [])[-3:]],
         "actions": redact_obj(_cap_actions(actions_all)),
         "tool_call_count": tool_call_count,
-        "outcome": outcome,
+        "outcome": classify_outcome(actions_all, last),
         "error_analysis": None,
         "heuristics": list(carry.get("heuristics") or []),
-        "keywords": kws,
+        "keywords": keywords(goal, actions_all, files),
         "embedding": None,
         "trivial": tool_call_count < 2,
         "consolidated": bool(carry.get("consolidated")),
@@ -235,14 +226,35 @@ def build_episode(
         "git_branch": git_branch,
         "git_commit": git_commit,
         "files_touched": files,
-        "errors": errors[:MAX_ERRORS],
+        "errors": _errors(carry, buffer, transcript.get("tool_errors") or {})[:MAX_ERRORS],
         "last_message": last,
         "prompts_count": int(transcript.get("prompts_total") or 0),
     }
-    if transcript.get("compactions"):
-        ep["compactions"] = transcript["compactions"]
-    if transcript.get("sidechain_lines"):
-        ep["subagent_lines"] = transcript["sidechain_lines"]
+    ep.update(_compaction_counts(transcript))
     if extra:
         ep.update(extra)
     return ep
+
+
+def _goal(carry: dict[str, Any], transcript: dict[str, Any]) -> str | None:
+    """The session's first prompt (or the goal an earlier run recorded), redacted."""
+    goal = transcript.get("first_prompt") or carry.get("goal")
+    return redact_head(goal, GOAL_CHARS) if goal else None
+
+
+def _started_at(carry: dict[str, Any], transcript: dict[str, Any], buffer: list[dict[str, Any]], now: str) -> str:
+    """The earliest start any source knows: an earlier run, the transcript, the action buffer."""
+    times = [t for t in (carry.get("started_at"), transcript.get("first_ts"),
+                         buffer[0].get("ts") if buffer else None) if isinstance(t, str) and t]
+    return min(times) if times else now
+
+
+def _compaction_counts(transcript: dict[str, Any]) -> dict[str, Any]:
+    """Compactions and subagent lines, recorded only when there were any."""
+    counts: dict[str, Any] = {}
+    if transcript.get("compactions"):
+        counts["compactions"] = transcript["compactions"]
+    if transcript.get("sidechain_lines"):
+        counts["subagent_lines"] = transcript["sidechain_lines"]
+    return counts
+

@@ -88,28 +88,10 @@ def _stamp(st: dict[str, Any], ts: Any) -> None:
         st["last_ts"] = ts
 
 
-def _user(st: dict[str, Any], obj: dict[str, Any], new_prompts: list[str]) -> None:  # noqa: C901 - to split into named steps (issue 12)
+def _user(st: dict[str, Any], obj: dict[str, Any], new_prompts: list[str]) -> None:
     msg = obj.get("message")
     content = msg.get("content") if isinstance(msg, dict) else None
-    texts: list[str] = []
-    if isinstance(content, str):
-        texts.append(content)
-    elif isinstance(content, list):
-        for block in content:
-            if not isinstance(block, dict):
-                continue
-            kind = block.get("type")
-            if kind == "tool_result":
-                if block.get("is_error") is True:
-                    tid = block.get("tool_use_id")
-                    err = _block_text(block.get("content"))
-                    if isinstance(tid, str) and tid:
-                        errors = st["tool_errors"]
-                        errors[tid] = redact_head(err, 500)
-                        while len(errors) > KEEP_ERRORS:
-                            errors.pop(next(iter(errors)))
-            elif kind == "text" and isinstance(block.get("text"), str):
-                texts.append(block["text"])
+    texts = _user_texts(st, content)
     if not texts or obj.get("isMeta") or obj.get("isCompactSummary") or obj.get("isVisibleInTranscriptOnly"):
         return
     prompt = clean_prompt("\n".join(texts))
@@ -121,6 +103,35 @@ def _user(st: dict[str, Any], obj: dict[str, Any], new_prompts: list[str]) -> No
         st["first_prompt"] = prompt
     _push(st["recent_prompts"], prompt, KEEP_PROMPTS)
     new_prompts.append(prompt)
+
+
+def _user_texts(st: dict[str, Any], content: Any) -> list[str]:
+    """The text of a user message; its failed tool results go to ``tool_errors`` on the way."""
+    if isinstance(content, str):
+        return [content]
+    texts: list[str] = []
+    if not isinstance(content, list):
+        return texts
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "tool_result" and block.get("is_error") is True:
+            _tool_error(st, block)
+        elif kind == "text" and isinstance(block.get("text"), str):
+            texts.append(block["text"])
+    return texts
+
+
+def _tool_error(st: dict[str, Any], block: dict[str, Any]) -> None:
+    """Keep a failed tool result (redacted, the last KEEP_ERRORS) under its tool_use_id."""
+    tid = block.get("tool_use_id")
+    err = _block_text(block.get("content"))
+    if isinstance(tid, str) and tid:
+        errors = st["tool_errors"]
+        errors[tid] = redact_head(err, 500)
+        while len(errors) > KEEP_ERRORS:
+            errors.pop(next(iter(errors)))
 
 
 def _assistant(st: dict[str, Any], obj: dict[str, Any]) -> None:
@@ -139,43 +150,58 @@ def _assistant(st: dict[str, Any], obj: dict[str, Any]) -> None:
             st["tool_uses"] += 1
 
 
-def feed_line(st: dict[str, Any], raw: bytes | str, new_prompts: list[str]) -> None:  # noqa: C901 - to split into named steps (issue 12)
+def feed_line(st: dict[str, Any], raw: bytes | str, new_prompts: list[str]) -> None:
     """Fold one transcript line into the state (never raises on bad input)."""
+    obj = _known_object(st, raw)
+    if obj is None:
+        return
+    kind = obj["type"]
+    _context(st, obj)
+    if kind in ("summary", "system"):
+        _compaction(st, kind, obj)
+    elif kind not in ("user", "assistant"):
+        return
+    elif obj.get("isSidechain") is True:
+        st["sidechain_lines"] += 1
+    elif kind == "user":
+        _user(st, obj, new_prompts)
+    else:
+        _assistant(st, obj)
+
+
+def _known_object(st: dict[str, Any], raw: bytes | str) -> dict[str, Any] | None:
+    """The line as a JSON object of a known type; None (counted as bad or unknown) otherwise."""
     try:
         obj = json.loads(raw)
     except (ValueError, RecursionError):
         st["bad_lines"] += 1
-        return
+        return None
     if not isinstance(obj, dict):
         st["bad_lines"] += 1
-        return
-    kind = obj.get("type")
-    if kind not in KNOWN_TYPES:
+        return None
+    if obj.get("type") not in KNOWN_TYPES:
         st["unknown_types"] += 1
-        return
+        return None
+    return obj
+
+
+def _context(st: dict[str, Any], obj: dict[str, Any]) -> None:
+    """Timestamps, the git branch (the latest) and the working directory (the first)."""
     _stamp(st, obj.get("timestamp"))
     if isinstance(obj.get("gitBranch"), str) and obj["gitBranch"]:
         st["git_branch"] = obj["gitBranch"]
     if isinstance(obj.get("cwd"), str) and obj["cwd"] and not st["cwd"]:
         st["cwd"] = obj["cwd"]
+
+
+def _compaction(st: dict[str, Any], kind: str, obj: dict[str, Any]) -> None:
+    """A summary line or a compact_boundary system line: the context was compacted."""
     if kind == "summary":
         st["compactions"] += 1
         if isinstance(obj.get("summary"), str):
             _push(st["summaries"], redact_head(obj["summary"], 500), 3)
-        return
-    if kind == "system":
-        if obj.get("subtype") == "compact_boundary":
-            st["compactions"] += 1
-        return
-    if kind not in ("user", "assistant"):
-        return
-    if obj.get("isSidechain") is True:
-        st["sidechain_lines"] += 1
-        return
-    if kind == "user":
-        _user(st, obj, new_prompts)
-    else:
-        _assistant(st, obj)
+    elif obj.get("subtype") == "compact_boundary":
+        st["compactions"] += 1
 
 
 def _feed_block(st: dict[str, Any], data: bytes, new_prompts: list[str]) -> None:
@@ -184,7 +210,7 @@ def _feed_block(st: dict[str, Any], data: bytes, new_prompts: list[str]) -> None
             feed_line(st, line, new_prompts)
 
 
-def update(st: dict[str, Any] | None, path: str | None, *, final: bool = False) -> tuple[dict[str, Any], list[str]]:  # noqa: C901 - to split into named steps (issue 12)
+def update(st: dict[str, Any] | None, path: str | None, *, final: bool = False) -> tuple[dict[str, Any], list[str]]:
     """Read what was appended to ``path`` since the last call. Returns (state, new prompts).
 
     ``final``: also try the last line even without its newline (the session has ended).
@@ -210,41 +236,57 @@ def update(st: dict[str, Any] | None, path: str | None, *, final: bool = False) 
         if size < offset:  # rewritten or truncated: start again
             st = new_state(path)
             offset = 0
-        todo = size - offset
-        if todo <= 0:
-            st["note"] = None
-            return st, new_prompts
-        if todo > MAX_READ:
-            if st["first_prompt"] is None:
-                head = os.pread(fd, HEAD_READ, offset)
-                cut = head.rfind(b"\n")
-                if cut > 0:
-                    _feed_block(st, head[:cut], new_prompts)
-            tail_start = size - TAIL_READ
-            tail = os.pread(fd, TAIL_READ, tail_start)
-            nl = tail.find(b"\n")
-            tail = tail[nl + 1:] if nl >= 0 else b""
-            st["skipped_bytes"] += todo - len(tail)
-            chunk, chunk_start = tail, size - len(tail)
-        else:
-            chunk = b""
-            while len(chunk) < todo:
-                part = os.pread(fd, todo - len(chunk), offset + len(chunk))
-                if not part:
-                    break
-                chunk += part
-            chunk_start = offset
-        cut = chunk.rfind(b"\n")
-        complete, rest = (chunk[:cut], chunk[cut + 1:]) if cut >= 0 else (b"", chunk)
-        _feed_block(st, complete, new_prompts)
-        consumed = chunk_start + (cut + 1 if cut >= 0 else 0)
-        if final and rest.strip():
-            feed_line(st, rest, new_prompts)
-            consumed = chunk_start + len(chunk)
-        st["offset"] = consumed
-        st["note"] = None
+        _read_appended(st, fd, size, offset, final, new_prompts)
     except OSError as exc:
         st["note"] = f"transcript unreadable: {exc.strerror or exc}"
     finally:
         os.close(fd)
     return st, new_prompts
+
+
+def _read_appended(st: dict[str, Any], fd: int, size: int, offset: int, final: bool, new_prompts: list[str]) -> None:
+    """Fold the bytes from ``offset`` to ``size`` into the state and move the offset past the last
+    complete line (past everything when ``final``)."""
+    todo = size - offset
+    if todo <= 0:
+        st["note"] = None
+        return
+    if todo > MAX_READ:
+        chunk, chunk_start = _read_head_and_tail(st, fd, size, offset, todo, new_prompts)
+    else:
+        chunk, chunk_start = _read_all(fd, offset, todo), offset
+    cut = chunk.rfind(b"\n")
+    complete, rest = (chunk[:cut], chunk[cut + 1:]) if cut >= 0 else (b"", chunk)
+    _feed_block(st, complete, new_prompts)
+    consumed = chunk_start + (cut + 1 if cut >= 0 else 0)
+    if final and rest.strip():
+        feed_line(st, rest, new_prompts)
+        consumed = chunk_start + len(chunk)
+    st["offset"] = consumed
+    st["note"] = None
+
+
+def _read_all(fd: int, offset: int, todo: int) -> bytes:
+    chunk = b""
+    while len(chunk) < todo:
+        part = os.pread(fd, todo - len(chunk), offset + len(chunk))
+        if not part:
+            break
+        chunk += part
+    return chunk
+
+
+def _read_head_and_tail(st: dict[str, Any], fd: int, size: int, offset: int, todo: int,
+                        new_prompts: list[str]) -> tuple[bytes, int]:
+    """A huge backlog: fold in its head (only while the first prompt is unknown) and return its tail
+    from the first line start, with where that tail starts; the middle is counted as skipped."""
+    if st["first_prompt"] is None:
+        head = os.pread(fd, HEAD_READ, offset)
+        cut = head.rfind(b"\n")
+        if cut > 0:
+            _feed_block(st, head[:cut], new_prompts)
+    tail = os.pread(fd, TAIL_READ, size - TAIL_READ)
+    nl = tail.find(b"\n")
+    tail = tail[nl + 1:] if nl >= 0 else b""
+    st["skipped_bytes"] += todo - len(tail)
+    return tail, size - len(tail)

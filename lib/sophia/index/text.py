@@ -127,7 +127,7 @@ def _has_vowel(s: str) -> bool:
 
 
 @lru_cache(maxsize=200_000)
-def stem(word: str) -> str:  # noqa: C901 - to split into named steps (issue 12)
+def stem(word: str) -> str:
     """Snowball English stemmer (Porter2) for one lowercased token."""
     if len(word) <= 2 or not word.isalpha():
         return word
@@ -136,88 +136,122 @@ def stem(word: str) -> str:  # noqa: C901 - to split into named steps (issue 12)
     w = word.lstrip("'")
     if not w:
         return word
-    # mark consonant y
+    w = _mark_consonant_y(w)
+    r1, r2 = _regions(w)
+    w = _step1a(_step0(w))
+    if w in _EXCEPTIONS_1A:
+        return w
+    w = _step1c(_step1b(w, r1))
+    w = _step5(_step4(_step3(_step2(w, r1), r1, r2), r2), r1, r2)
+    return w.replace("Y", "y")
+
+
+def _mark_consonant_y(w: str) -> str:
+    """A ``y`` at the start or after a vowel is a consonant: ``Y``."""
     chars = list(w)
     if chars[0] == "y":
         chars[0] = "Y"
     for i in range(1, len(chars)):
         if chars[i] == "y" and chars[i - 1] in _VOWELS:
             chars[i] = "Y"
-    w = "".join(chars)
-    r1, r2 = _regions(w)
+    return "".join(chars)
 
-    # step 0
+
+def _step0(w: str) -> str:
+    """Apostrophe endings: 's' 's '."""
     for suf in ("'s'", "'s", "'"):
         if w.endswith(suf):
-            w = w[: -len(suf)]
-            break
-    # step 1a
+            return w[: -len(suf)]
+    return w
+
+
+def _step1a(w: str) -> str:
+    """Plurals: sses ied ies s."""
     if w.endswith("sses"):
-        w = w[:-2]
-    elif w.endswith("ied") or w.endswith("ies"):
-        w = w[:-2] if len(w) > 4 else w[:-1]
-    elif w.endswith("us") or w.endswith("ss"):
-        pass
-    elif w.endswith("s") and len(w) >= 2 and _has_vowel(w[:-2]):
-        w = w[:-1]
-    if w in _EXCEPTIONS_1A:
+        return w[:-2]
+    if w.endswith("ied") or w.endswith("ies"):
+        return w[:-2] if len(w) > 4 else w[:-1]
+    if w.endswith("us") or w.endswith("ss"):
         return w
-    # step 1b
+    if w.endswith("s") and len(w) >= 2 and _has_vowel(w[:-2]):
+        return w[:-1]
+    return w
+
+
+def _step1b(w: str, r1: int) -> str:
+    """eed(ly) in R1 becomes ee; ed(ly)/ing(ly) after a vowel go, then the stem is tidied."""
     for suf in ("eedly", "ingly", "edly", "eed", "ing", "ed"):
-        if w.endswith(suf):
-            base = w[: -len(suf)]
-            if suf in ("eed", "eedly"):
-                if len(base) >= r1:
-                    w = base + "ee"
-            elif _has_vowel(base):
-                w = base
-                if w.endswith(("at", "bl", "iz")):
-                    w += "e"
-                elif w.endswith(_DOUBLES) and not (len(w) == 3 and w[0] in "aeo"):
-                    w = w[:-1]
-                elif _is_short(w, r1):
-                    w += "e"
-            break
-    # step 1c
+        if not w.endswith(suf):
+            continue
+        base = w[: -len(suf)]
+        if suf in ("eed", "eedly"):
+            return base + "ee" if len(base) >= r1 else w
+        if not _has_vowel(base):
+            return w
+        if base.endswith(("at", "bl", "iz")):
+            return base + "e"
+        if base.endswith(_DOUBLES) and not (len(base) == 3 and base[0] in "aeo"):
+            return base[:-1]
+        if _is_short(base, r1):
+            return base + "e"
+        return base
+    return w
+
+
+def _step1c(w: str) -> str:
+    """A final y/Y after a consonant (not the first letter) becomes i."""
     if len(w) > 2 and w[-1] in "yY" and w[-2] not in _VOWELS:
-        w = w[:-1] + "i"
-    # step 2
+        return w[:-1] + "i"
+    return w
+
+
+def _step2(w: str, r1: int) -> str:
+    """The longest of the step-2 suffixes, replaced when it is in R1 (ogi after l, li after a valid ending)."""
     for suf, rep in _STEP2:
-        if w.endswith(suf):
-            if len(w) - len(suf) >= r1:
-                if suf == "ogi":
-                    if len(w) >= 4 and w[-4] == "l":
-                        w = w[:-3] + rep
-                elif suf == "li":
-                    if len(w) >= 3 and w[-3] in _LI_ENDING:
-                        w = w[:-2]
-                else:
-                    w = w[: -len(suf)] + rep
-            break
-    # step 3
+        if not w.endswith(suf):
+            continue
+        if len(w) - len(suf) < r1:
+            return w
+        if suf == "ogi":
+            return w[:-3] + rep if len(w) >= 4 and w[-4] == "l" else w
+        if suf == "li":
+            return w[:-2] if len(w) >= 3 and w[-3] in _LI_ENDING else w
+        return w[: -len(suf)] + rep
+    return w
+
+
+def _step3(w: str, r1: int, r2: int) -> str:
+    """The longest of the step-3 suffixes, replaced when it is in R1 (ative only in R2)."""
     for suf, rep in _STEP3:
-        if w.endswith(suf):
-            if len(w) - len(suf) >= r1:
-                if suf == "ative":
-                    if len(w) - len(suf) >= r2:
-                        w = w[:-5]
-                else:
-                    w = w[: -len(suf)] + rep
-            break
-    # step 4
+        if not w.endswith(suf):
+            continue
+        if len(w) - len(suf) < r1:
+            return w
+        if suf == "ative":
+            return w[:-5] if len(w) - len(suf) >= r2 else w
+        return w[: -len(suf)] + rep
+    return w
+
+
+def _step4(w: str, r2: int) -> str:
+    """The longest of the step-4 suffixes, removed when it is in R2 (ion only after s or t)."""
     for suf in _STEP4:
-        if w.endswith(suf):
-            if len(w) - len(suf) >= r2:
-                if suf == "ion":
-                    if len(w) >= 4 and w[-4] in "st":
-                        w = w[:-3]
-                else:
-                    w = w[: -len(suf)]
-            break
-    # step 5
+        if not w.endswith(suf):
+            continue
+        if len(w) - len(suf) < r2:
+            return w
+        if suf == "ion":
+            return w[:-3] if len(w) >= 4 and w[-4] in "st" else w
+        return w[: -len(suf)]
+    return w
+
+
+def _step5(w: str, r1: int, r2: int) -> str:
+    """A final e in R2 (or in R1 after no short syllable) goes; a final ll in R2 becomes l."""
     if w.endswith("e"):
         if len(w) - 1 >= r2 or (len(w) - 1 >= r1 and not _short_syllable_at_end(w[:-1])):
-            w = w[:-1]
-    elif w.endswith("l") and len(w) - 1 >= r2 and len(w) >= 2 and w[-2] == "l":
-        w = w[:-1]
-    return w.replace("Y", "y")
+            return w[:-1]
+        return w
+    if w.endswith("l") and len(w) - 1 >= r2 and len(w) >= 2 and w[-2] == "l":
+        return w[:-1]
+    return w
