@@ -409,16 +409,34 @@ def _unavailable(home: Path, why: str) -> int:
     return 3
 
 
-def main(argv: list[str] | None = None) -> int:
+def _arguments(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(prog="python -m sophia.embed.service", description=__doc__.split("\n\n")[0])
     ap.add_argument("--home", help="SOPHIA_HOME to serve (default: $SOPHIA_HOME or ~/.sophia)")
     ap.add_argument("--idle-seconds", type=float, help="override embedding_idle_seconds")
     ap.add_argument("--backend", choices=settings.BACKENDS, help="override embedding_backend")
-    args = ap.parse_args(argv)
+    return ap.parse_args(argv)
+
+
+def _on_signals(home: Path, svc_ref: dict[str, Service]) -> None:
+    """SIGTERM/SIGINT stop a serving service; while the model still loads they leave at once."""
+
+    def on_signal(signum: int, _frame: Any) -> None:
+        if "svc" in svc_ref:
+            svc_ref["svc"].stop.set()
+        else:  # still loading the model: leave now
+            _cleanup(home, None)
+            os._exit(0)
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _arguments(argv)
     home = Path(args.home).expanduser() if args.home else paths.sophia_home()
-    _ensure_dir(home)
-    _ensure_dir(paths.run_dir(home))
-    _ensure_dir(paths.logs_dir(home))
+    for d in (home, paths.run_dir(home), paths.logs_dir(home)):
+        _ensure_dir(d)
     cfg = settings.load(home)
     if args.idle_seconds:
         cfg.idle_seconds = args.idle_seconds
@@ -429,20 +447,8 @@ def main(argv: list[str] | None = None) -> int:
         log("another embedding service already runs for this home; exiting")
         return 0
 
-    stopping = {"flag": False}
     svc_ref: dict[str, Service] = {}
-
-    def on_signal(signum: int, _frame: Any) -> None:
-        stopping["flag"] = True
-        if "svc" in svc_ref:
-            svc_ref["svc"].stop.set()
-        else:  # still loading the model: leave now
-            _cleanup(home, None)
-            os._exit(0)
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
-    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    _on_signals(home, svc_ref)
     log(f"starting for {home} (idle timeout {cfg.idle_seconds:.0f}s)")
     from .model import EmbeddingsUnavailable
 

@@ -64,65 +64,78 @@ def recall_at(slots: list[str], ev: list[str], k: int) -> float:
 def run(path: Path, ks: list[int], *, knobs: Any = None, semantic: SemanticFn | None = None,
         progress: Callable[[int, int, str], None] | None = None, limit: int | None = None,
         samples: list[str] | None = None) -> dict[str, Any]:
-    from ..index.db import connect
-    from ..index.search import DEFAULT_KNOBS, search
-    from ..ingest.core import ingest_conversations
-    from ..ingest.formats import read_locomo
-
     data = json.loads(path.read_text(encoding="utf-8"))
     data = data if isinstance(data, list) else [data]
     if samples:
         data = [s for s in data if s.get("sample_id") in samples]
-    kmax = max(ks)
-    want = limit or kmax
     per_q: list[dict[str, Any]] = []
-    ingest_s = query_s = embed_s = 0.0
-    n_turns = 0
+    clock = {"ingest": 0.0, "query": 0.0, "embed": 0.0, "turns": 0}
     total_q = sum(1 for s in data for q in s.get("qa") or [] if q.get("evidence"))
-    done = 0
+
+    def answered(sample_id: str) -> None:
+        if progress:
+            progress(len(per_q), total_q, sample_id)
+
     with tempfile.TemporaryDirectory(prefix="s3-locomo-") as tmp:
         for si, sample in enumerate(data):
-            home = Path(tmp) / f"home{si}"
-            home.mkdir(mode=0o700)
-            src = Path(tmp) / f"sample{si}.json"
-            src.write_text(json.dumps(sample), encoding="utf-8")
-            convs = list(read_locomo(src))
-            t0 = time.perf_counter()
-            ingest_conversations(convs, home=home, nudge=False)
-            ingest_s += time.perf_counter() - t0
-            turns = convs[0][1]
-            n_turns += len(turns)
-            turn_ids = {norm_dia(t["sid"]) or t["sid"] for t in turns}
-            conn = connect(home)
-            t2 = time.perf_counter()
-            sem_fn = semantic(sample.get("sample_id", str(si)), turns, home) if semantic else None
-            embed_s += time.perf_counter() - t2
-            try:
-                for qa in sample.get("qa") or []:
-                    ev = evidence(qa, turn_ids)
-                    if not ev:
-                        continue
-                    t1 = time.perf_counter()
-                    hits = sem_fn(qa["question"], 100) if sem_fn else None
-                    res = search(conn, str(qa["question"]), limit=want, knobs=knobs or DEFAULT_KNOBS,
-                                 semantic_hits=hits, use_semantic=False, home=home)
-                    query_s += time.perf_counter() - t1
-                    slots = ranked_slots(res)
-                    per_q.append({"sample": sample.get("sample_id"), "category": int(qa.get("category") or 0),
-                                  "recall": {k: recall_at(slots, ev, k) for k in ks}})
-                    done += 1
-                    if progress:
-                        progress(done, total_q, str(sample.get("sample_id")))
-            finally:
-                conn.close()
-                close = getattr(sem_fn, "close", None)
-                if close:
-                    close()
-    out = summarize(per_q, ks, ingest_s=ingest_s, query_s=query_s, turns=n_turns, samples=len(data))
+            _run_sample(Path(tmp), si, sample, ks, limit or max(ks), knobs, semantic, clock, per_q, answered)
+    out = summarize(per_q, ks, ingest_s=clock["ingest"], query_s=clock["query"], turns=int(clock["turns"]),
+                    samples=len(data))
     out["semantic"] = semantic is not None
     if semantic is not None:
-        out["embed_seconds"] = round(embed_s, 2)
+        out["embed_seconds"] = round(clock["embed"], 2)
     return out
+
+
+def _run_sample(tmp: Path, si: int, sample: dict[str, Any], ks: list[int], want: int, knobs: Any,
+                semantic: SemanticFn | None, clock: dict[str, float], per_q: list[dict[str, Any]],
+                answered: Callable[[str], None]) -> None:
+    """Ingest one conversation into a home of its own and ask its questions (appended to ``per_q``)."""
+    from ..index.db import connect
+    from ..ingest.core import ingest_conversations
+    from ..ingest.formats import read_locomo
+
+    home = tmp / f"home{si}"
+    home.mkdir(mode=0o700)
+    src = tmp / f"sample{si}.json"
+    src.write_text(json.dumps(sample), encoding="utf-8")
+    convs = list(read_locomo(src))
+    t0 = time.perf_counter()
+    ingest_conversations(convs, home=home, nudge=False)
+    clock["ingest"] += time.perf_counter() - t0
+    turns = convs[0][1]
+    clock["turns"] += len(turns)
+    turn_ids = {norm_dia(t["sid"]) or t["sid"] for t in turns}
+    conn = connect(home)
+    t2 = time.perf_counter()
+    sem_fn = semantic(sample.get("sample_id", str(si)), turns, home) if semantic else None
+    clock["embed"] += time.perf_counter() - t2
+    try:
+        for qa in sample.get("qa") or []:
+            ev = evidence(qa, turn_ids)
+            if ev:
+                per_q.append(_ask(conn, home, sample, qa, ev, ks, want, knobs, sem_fn, clock))
+                answered(str(sample.get("sample_id")))
+    finally:
+        conn.close()
+        close = getattr(sem_fn, "close", None)
+        if close:
+            close()
+
+
+def _ask(conn: Any, home: Path, sample: dict[str, Any], qa: dict[str, Any], ev: list[str], ks: list[int],
+         want: int, knobs: Any, sem_fn: Any, clock: dict[str, float]) -> dict[str, Any]:
+    """One question: its recall at each k."""
+    from ..index.search import DEFAULT_KNOBS, search
+
+    t1 = time.perf_counter()
+    hits = sem_fn(qa["question"], 100) if sem_fn else None
+    res = search(conn, str(qa["question"]), limit=want, knobs=knobs or DEFAULT_KNOBS,
+                 semantic_hits=hits, use_semantic=False, home=home)
+    clock["query"] += time.perf_counter() - t1
+    slots = ranked_slots(res)
+    return {"sample": sample.get("sample_id"), "category": int(qa.get("category") or 0),
+            "recall": {k: recall_at(slots, ev, k) for k in ks}}
 
 
 class _ServiceSearch:

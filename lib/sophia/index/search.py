@@ -283,59 +283,19 @@ def fuse(kw: dict[str, float], sem: dict[str, float], knobs: Knobs) -> dict[str,
 
 def _expand(conn: sqlite3.Connection, ranked: list[tuple[str, float]], rows: dict[str, dict[str, Any]],
             flt: _Filters, knobs: Knobs) -> dict[str, float]:
-    """Scores for items pulled in by expansion (not already in ``rows``)."""
-    extra: dict[str, float] = {}
-    want: list[tuple[str, float]] = []
+    """Scores for items pulled in by expansion (not already in ``rows``): MemCell neighbours of the best
+    hits, members of their scenes, then their links; a neighbour already ranked may be raised."""
     base = set(rows)
+    want: list[tuple[str, float]] = []
     raised: dict[str, float] = {}
-
-    def offer(iid: str, s: float) -> None:
-        if iid in base:
-            return
-        if s > extra.get(iid, 0.0):
-            extra[iid] = s
-
     if knobs.neighbours > 0:
-        for iid, s in ranked[: knobs.neighbour_hits]:
-            r = rows[iid]
-            if r.get("seq") is None or not r.get("source"):
-                continue
-            lo, hi = r["seq"] - knobs.neighbours, r["seq"] + knobs.neighbours
-            for nid, mc, seq in conn.execute(
-                    "SELECT id, memcell_id, seq FROM items WHERE source = ? AND seq BETWEEN ? AND ? AND id != ?",
-                    (r["source"], lo, hi, iid)):
-                if mc == r.get("memcell_id"):
-                    v = s * knobs.neighbour_decay * knobs.neighbour_step ** (abs(seq - r["seq"]) - 1)
-                    if nid in base and knobs.neighbour_raise:
-                        raised[nid] = max(raised.get(nid, 0.0), v)
-                    want.append((nid, v))
+        want += _neighbour_wants(conn, ranked, rows, base, knobs, raised)
     if knobs.scene_hits > 0:
-        scenes_seen: set[str] = set()
-        for iid, s in ranked[: knobs.scene_hits]:
-            sc = rows[iid].get("scene_id")
-            if not sc or sc in scenes_seen:
-                continue
-            scenes_seen.add(sc)
-            for (nid,) in conn.execute("SELECT id FROM items WHERE scene_id = ? AND id != ? LIMIT ?",
-                                       (sc, iid, knobs.scene_max)):
-                want.append((nid, s * knobs.scene_decay))
+        want += _scene_wants(conn, ranked, rows, knobs)
     if knobs.link_max > 0 and ranked:
-        top = ranked[: max(knobs.link_max, 5)]
-        linked = 0
-        for iid, s in top:
-            for (dst,) in conn.execute("SELECT dst FROM links WHERE src = ? ORDER BY dst", (iid,)):
-                if dst in base or any(dst == w for w, _ in want):
-                    continue
-                want.append((dst, s * knobs.link_decay + knobs.link_bonus))
-                linked += 1
-                if linked >= knobs.link_max:
-                    break
-            if linked >= knobs.link_max:
-                break
+        want += _link_wants(conn, ranked, base, want, knobs)
     current = dict(ranked)
-    for nid, v in raised.items():
-        if v > current.get(nid, 0.0):
-            extra[nid] = v
+    extra = {nid: v for nid, v in raised.items() if v > current.get(nid, 0.0)}
     want = [(w, v) for w, v in want if w not in base]
     if not want:
         return extra
@@ -343,8 +303,59 @@ def _expand(conn: sqlite3.Connection, ranked: list[tuple[str, float]], rows: dic
     for nid, s in want:
         if nid in fetched:
             rows.setdefault(nid, fetched[nid])
-            offer(nid, s)
+            if s > extra.get(nid, 0.0):
+                extra[nid] = s
     return extra
+
+
+def _neighbour_wants(conn: sqlite3.Connection, ranked: list[tuple[str, float]], rows: dict[str, dict[str, Any]],
+                     base: set[str], knobs: Knobs, raised: dict[str, float]) -> list[tuple[str, float]]:
+    """The turns around each best hit in its own MemCell, decaying with distance; ranked ones go to ``raised``."""
+    want: list[tuple[str, float]] = []
+    for iid, s in ranked[: knobs.neighbour_hits]:
+        r = rows[iid]
+        if r.get("seq") is None or not r.get("source"):
+            continue
+        lo, hi = r["seq"] - knobs.neighbours, r["seq"] + knobs.neighbours
+        for nid, mc, seq in conn.execute(
+                "SELECT id, memcell_id, seq FROM items WHERE source = ? AND seq BETWEEN ? AND ? AND id != ?",
+                (r["source"], lo, hi, iid)):
+            if mc == r.get("memcell_id"):
+                v = s * knobs.neighbour_decay * knobs.neighbour_step ** (abs(seq - r["seq"]) - 1)
+                if nid in base and knobs.neighbour_raise:
+                    raised[nid] = max(raised.get(nid, 0.0), v)
+                want.append((nid, v))
+    return want
+
+
+def _scene_wants(conn: sqlite3.Connection, ranked: list[tuple[str, float]], rows: dict[str, dict[str, Any]],
+                 knobs: Knobs) -> list[tuple[str, float]]:
+    """Up to ``scene_max`` other members of each best hit's scene (each scene once)."""
+    want: list[tuple[str, float]] = []
+    scenes_seen: set[str] = set()
+    for iid, s in ranked[: knobs.scene_hits]:
+        sc = rows[iid].get("scene_id")
+        if not sc or sc in scenes_seen:
+            continue
+        scenes_seen.add(sc)
+        for (nid,) in conn.execute("SELECT id FROM items WHERE scene_id = ? AND id != ? LIMIT ?",
+                                   (sc, iid, knobs.scene_max)):
+            want.append((nid, s * knobs.scene_decay))
+    return want
+
+
+def _link_wants(conn: sqlite3.Connection, ranked: list[tuple[str, float]], base: set[str],
+                earlier: list[tuple[str, float]], knobs: Knobs) -> list[tuple[str, float]]:
+    """At most ``link_max`` items the best hits link to, not already ranked or wanted."""
+    want: list[tuple[str, float]] = []
+    for iid, s in ranked[: max(knobs.link_max, 5)]:
+        for (dst,) in conn.execute("SELECT dst FROM links WHERE src = ? ORDER BY dst", (iid,)):
+            if dst in base or any(dst == w for w, _ in earlier) or any(dst == w for w, _ in want):
+                continue
+            want.append((dst, s * knobs.link_decay + knobs.link_bonus))
+            if len(want) >= knobs.link_max:
+                return want
+    return want
 
 
 def _public(row: dict[str, Any], score: float) -> dict[str, Any]:
