@@ -20,7 +20,7 @@ LIB = Path(__file__).resolve().parents[1] / "lib"
 ORDER = [
     # base: standard library only, safe on every hook path
     "sophia", "errors", "timeutil", "paths", "config_defaults", "atomic", "locking", "redact", "kinds", "migrations",
-    "episode_store", "problem", "consistency",
+    "episode_store", "problem", "consistency", "transcript_entries",
     # the pydantic models of the state files and of what the subagents return
     "models", "contracts",
     # the ~/.sophia state tree: create, read, check, repair
