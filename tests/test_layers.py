@@ -29,6 +29,8 @@ ORDER = [
     "embed.client", "index",
     # features built on the index
     "embed", "ingest", "guardian", "memory", "identity_md",
+    # the learning loop: the digest's condensed input, its queue and worker, the zero-token learners
+    "learning",
     # entry points: hook modules, the s3 CLI, the installer's helpers, the LoCoMo evaluation
     "hooks", "install", "evaluation", "cli",
 ]

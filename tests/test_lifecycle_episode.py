@@ -356,13 +356,13 @@ def test_project_without_git_is_cwd(tmp_path: Path) -> None:
 
 # ------------------------------------------------------------------ episode from the transcript alone
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "transcripts"
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def shared_transcripts() -> list[Path]:
-    """The real session files in ../shared/data/transcripts (read there, never copied into the project)."""
-    for base in (SHARED, Path("/work/shared/data/transcripts")):
+    """The real session files in ../shared/data/transcripts (../../shared from a worktree beside the main
+    checkout); read there, never copied into the project."""
+    for base in (ROOT.parent / "shared/data/transcripts", ROOT.parent.parent / "shared/data/transcripts"):
         if base.is_dir():
             return sorted(base.glob("*.jsonl"))
     return []
