@@ -19,7 +19,7 @@ LIB = Path(__file__).resolve().parents[1] / "lib"
 ORDER = [
     # base: standard library only, safe on every hook path
     "sophia", "errors", "timeutil", "paths", "config_defaults", "atomic", "locking", "redact", "kinds", "migrations",
-    "episode_store", "problem", "consistency",
+    "episode_store", "problem", "consistency", "transcript_entries",
     # the pydantic models of the state files and of what the subagents return
     "models", "contracts",
     # the ~/.sophia state tree: create, read, check, repair
@@ -28,7 +28,7 @@ ORDER = [
     "embed_client", "index",
     # features built on the index
     "embed", "ingest", "guardian", "memory", "identity_md",
-    # the learning loop: zero-token learners, the digest queue, its worker, the cost ledger
+    # the learning loop: the digest's condensed input, zero-token learners, the digest queue and worker
     "learning",
     # entry points: hook modules, the s3 CLI, the installer's helpers, the LoCoMo evaluation
     "hooks", "install", "evaluation", "cli",

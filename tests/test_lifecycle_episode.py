@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -351,3 +352,116 @@ def test_project_without_git_is_cwd(tmp_path: Path) -> None:
     assert project_of(d) == str(d.resolve())
     assert git_info(d) == (None, None)
     assert project_of(None) is None
+
+
+# ------------------------------------------------------------------ episode from the transcript alone
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def shared_transcripts() -> list[Path]:
+    """The real session files in ../shared/data/transcripts (../../shared from a worktree beside the main
+    checkout); read there, never copied into the project."""
+    for base in (ROOT.parent / "shared/data/transcripts", ROOT.parent.parent / "shared/data/transcripts"):
+        if base.is_dir():
+            return sorted(base.glob("*.jsonl"))
+    return []
+
+
+def test_transcript_tool_calls_become_buffer_shaped_actions(tmp_path: Path) -> None:
+    """Each tool_use paired with its tool_result by id, in the keys log_action.sh writes."""
+    st, _ = tr.update(None, str(fixture_transcript(tmp_path)))
+    acts = st["actions"]
+    assert [(a["tool"], a["outcome"], a.get("exit")) for a in acts] == [
+        ("Bash", "ok", 0), ("Bash", "error", 1), ("Write", "ok", None), ("Read", "error", None)]
+    assert acts[0]["summary"] == "echo hello" and acts[1]["summary"] == "false"
+    assert acts[2]["file"] == f"{tmp_path}/notes.txt" and acts[1]["event"] == "PostToolUseFailure"
+    assert {a["id"] for a in acts} == {"toolu_0000", "toolu_0001", "toolu_0002", "toolu_0003"}
+    assert all(set(a) <= set(ep_mod.ACTION_KEYS) | {"session"} and a["args_hash"] for a in acts)
+    assert st["actions_total"] == 4 and st["pending_calls"] == {}
+
+
+def test_transcript_actions_keep_no_tool_input_and_pair_across_reads(tmp_path: Path) -> None:
+    """A call and its result read by two Stops still pair; a Write's content and a command's secret stay out."""
+    secret = "ghp_" + "Q" * 36
+    p = write_lines(tmp_path / "t.jsonl", [
+        user("deploy it"),
+        assistant([tool_use("c1", "Bash", {"command": f"GH_TOKEN={secret} gh release create v1"}),
+                   tool_use("c2", "Write", {"file_path": "/r/a.py", "content": f"KEY = '{secret}'"})]),
+    ])
+    st, _ = tr.update(None, str(p))
+    assert st["actions"] == [] and set(st["pending_calls"]) == {"c1", "c2"}
+    with open(p, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(user([tool_result("c1", "Exit code 2\nboom", is_error=True),
+                                  tool_result("c2", "written")])) + "\n")
+    st, _ = tr.update(st, str(p))
+    assert [(a["tool"], a["outcome"], a.get("exit")) for a in st["actions"]] == [("Bash", "error", 2),
+                                                                                ("Write", "ok", None)]
+    assert "summary" not in st["actions"][0]  # GH_TOKEN=... fails the whitelist at the first word
+    assert secret[:16] not in json.dumps(st)
+
+
+def test_buffer_wins_over_the_transcript_actions(tmp_path: Path) -> None:
+    st, _ = tr.update(None, str(fixture_transcript(tmp_path)))
+    assert build(buffer_lines(), st)["tool_call_count"] == 3
+    ep = build([], st, "All done: wrote notes.txt successfully.")
+    assert ep["tool_call_count"] == 4 and ep["files_touched"] == [f"{tmp_path}/notes.txt", f"{tmp_path}/missing.txt"]
+    assert ep["errors"] == ["Bash false: Exit code 1",
+                            f"Read {tmp_path}/missing.txt: File does not exist. Note: your current working directory is {tmp_path}."]
+
+
+def run_session_end(tmp_path: Path, transcript: Path, cwd: str, sid: str = SID) -> dict[str, Any]:
+    """The real hooks/session_end.sh fed a SessionEnd payload, with NO action buffer; the episode it wrote."""
+    home = tmp_path / "sophia"
+    env = {**os.environ, "HOME": str(tmp_path), "SOPHIA_HOME": str(home), "SOPHIA_PYTHON": sys.executable}
+    payload = {"session_id": sid, "transcript_path": str(transcript), "cwd": cwd,
+               "hook_event_name": "SessionEnd", "reason": "other"}
+    r = subprocess.run(["bash", str(ROOT / "hooks" / "session_end.sh")], input=json.dumps(payload), env=env,
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and not r.stderr, r.stderr
+    assert not list((home / "buffers").glob("*.jsonl")), "the test must run without a buffer"
+    eps = list((home / "episodes").glob("ep_*.json"))
+    assert len(eps) == 1, (r.stderr, sorted(p.name for p in home.rglob("*")))
+    return json.loads(eps[0].read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+
+
+def test_session_end_without_a_buffer_builds_the_episode_from_the_transcript(tmp_path: Path) -> None:
+    from sophia.models import Episode
+
+    project = tmp_path / "proj"
+    project.mkdir()
+    ep = run_session_end(tmp_path, fixture_transcript(tmp_path), str(project))
+    Episode.model_validate(ep)
+    assert ep["tool_call_count"] == 4 and len(ep["actions"]) == 4 and ep["end_trigger"] == "session_end"
+    assert ep["goal"] == "Please write my notes file about fishing" and len(ep["errors"]) == 2
+    assert ep["started_at"] == "2026-11-22T04:33:02.616Z" and not ep["trivial"]
+
+
+def test_a_conversation_without_tool_calls_builds_a_trivial_episode(tmp_path: Path) -> None:
+    p = write_lines(tmp_path / "t.jsonl", [user("What is a monad, briefly?"),
+                                           assistant([{"type": "text", "text": "A monoid in endofunctors."}])])
+    ep = run_session_end(tmp_path, p, str(tmp_path))
+    assert ep["tool_call_count"] == 0 and ep["trivial"] and ep["goal"] == "What is a monad, briefly?"
+    assert ep["last_message"] == "A monoid in endofunctors."
+
+
+def test_every_real_transcript_builds_an_episode(tmp_path: Path) -> None:
+    """Each real session file in ../shared/data/transcripts, through the real hook with no buffer."""
+    from sophia.models import Episode
+    from sophia.transcript_entries import parse_line, tool_calls
+
+    files = shared_transcripts()
+    if not files:
+        pytest.skip("no ../shared/data/transcripts here")
+    for i, src in enumerate(files):
+        work = tmp_path / f"s{i}"
+        work.mkdir()
+        copy = work / src.name
+        copy.write_bytes(src.read_bytes())
+        lines = [o for o in map(parse_line, copy.read_bytes().splitlines()) if o]
+        calls = sum(len(tool_calls(o)) for o in lines if o.get("type") == "assistant" and not o.get("isSidechain"))
+        ep = run_session_end(work, copy, str(work), sid=f"real{i}")
+        Episode.model_validate(ep)
+        assert ep["goal"], src.name
+        assert (ep["tool_call_count"] > 0) == (calls > 0), (src.name, calls, ep["tool_call_count"])
+        assert ep["tool_call_count"] <= calls and len(ep["actions"]) <= ep_mod.MAX_ACTIONS

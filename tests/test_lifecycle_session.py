@@ -140,9 +140,12 @@ def test_self_model_other_keys_are_preserved(home: Path, session: list[dict[str,
     assert after["knowledge_gaps"] == ["kubernetes networking"] and after["total_sessions"] == 1
 
 
-def test_no_tool_calls_no_episode_but_a_session(home: Path, session: list[dict[str, Any]]) -> None:
+def test_nothing_said_nor_done_no_episode_but_a_session(home: Path, session: list[dict[str, Any]]) -> None:
+    """No buffer and a transcript with no prompt nor tool call. (No buffer alone: see test_lifecycle_episode.)"""
     (paths.buffers_dir(home) / f"{SID}.jsonl").unlink()
-    r = session_end.process(event(session, "Stop"), home)
+    stop = event(session, "Stop")
+    Path(stop["transcript_path"]).write_text("")
+    r = session_end.process(stop, home)
     assert "episode" not in r
     assert read(paths.self_model_path(home))["total_sessions"] == 1
 

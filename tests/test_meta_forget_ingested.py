@@ -83,7 +83,7 @@ def test_list_sources_and_forget_a_whole_source(ingested: dict[str, Any], s3_env
     assert not [h for h in _recall(s3_env, "walrus sanctuary") if h["type"] == "turn"]
     assert [s["source"] for s in json.loads(run_s3(["list", "sources", "--json"], s3_env).stdout)] == ["conv-b"]
     r = run_s3(["forget", "--source", "conv-a"], s3_env)
-    assert r.returncode == 1 and "no ingested source 'conv-a'" in r.stderr
+    assert r.returncode == 2 and "no ingested source 'conv-a'" in r.stderr
     r = run_s3(["forget"], s3_env)
     assert r.returncode == 2 and "either an ID or --source" in r.stderr
 

@@ -178,6 +178,27 @@ def _errors(carry: dict[str, Any], buffer: list[dict[str, Any]], tool_errors: di
     return errors
 
 
+def transcript_actions(transcript: dict[str, Any]) -> list[dict[str, Any]]:
+    """The buffer-shaped actions the transcript reader paired from tool calls and their results."""
+    return [a for a in transcript.get("actions") or [] if isinstance(a, dict) and isinstance(a.get("tool"), str)]
+
+
+def _action_source(carry: dict[str, Any], buffer: list[dict[str, Any]],
+                   transcript: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]], int]:
+    """(carry, actions, calls not in the list): the buffer's, else the transcript's.
+
+    A session without a buffer (no PostToolUse hook ran: a replay, an older install, a backfill) takes its
+    actions from the transcript, which the reader reads whole from its start: an earlier run's carried
+    actions are already among them."""
+    if buffer:
+        return carry, buffer, 0
+    actions = transcript_actions(transcript)
+    if not actions:
+        return carry, buffer, 0
+    kept = {k: v for k, v in carry.items() if k not in ("actions", "tool_call_count", "files_touched", "errors")}
+    return kept, actions, max(0, int(transcript.get("actions_total") or 0) - len(actions))
+
+
 def build_episode(
     *,
     session_id: str,
@@ -195,11 +216,13 @@ def build_episode(
 ) -> dict[str, Any]:
     """The episode dict (validates as ``sophia.models.Episode``), redacted.
 
+    ``buffer``: the PostToolUse buffer's actions; when it is empty, the transcript's (``transcript_actions``).
     ``carry``: what an earlier run of the same session already recorded (its buffer was
     rotated away): its actions and counts come first.
     """
-    carry = carry or {}
+    carry, buffer, uncounted = _action_source(carry or {}, buffer, transcript)
     actions_all, tool_call_count = _all_actions(carry, buffer)
+    tool_call_count += uncounted
     goal = _goal(carry, transcript)
     last = _last_message(last_message, transcript)
     files = _files_touched(carry, buffer)

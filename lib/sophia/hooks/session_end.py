@@ -200,7 +200,7 @@ def _read_session(run: _Run, sp: Path) -> list[str]:
 def _episode_id(run: _Run) -> str | None:
     """The session's episode id: from its state, else an earlier run's (its state rotated away), else new."""
     episode_id: str | None = run.state.get("episode_id")
-    if episode_id or not run.buffer:
+    if episode_id or not _has_work(run):
         return episode_id
     found = _find_episode_id(run.home, run.sid)
     if found:
@@ -208,16 +208,23 @@ def _episode_id(run: _Run) -> str | None:
         run.state["carry"] = _carry(prior) if prior else {}
         episode_id = found
     else:
-        times = [t for t in (run.tstate.get("first_ts"), run.buffer[0].get("ts")) if isinstance(t, str) and t]
+        first_action = run.buffer[0].get("ts") if run.buffer else None
+        times = [t for t in (run.tstate.get("first_ts"), first_action) if isinstance(t, str) and t]
         episode_id = episode_mod.episode_id(run.sid, min(times) if times else run.now)
     run.state["episode_id"] = episode_id
     return episode_id
 
 
+def _has_work(run: _Run) -> bool:
+    """Something to make an episode of: buffered tool calls, else the transcript's calls or prompts
+    (a session replayed without PostToolUse hooks, a conversation without tool calls)."""
+    return bool(run.buffer or run.tstate.get("actions") or run.tstate.get("prompts_total"))
+
+
 def _update_episode(run: _Run) -> tuple[dict[str, Any] | None, bool]:
     """Build and save the episode; (the episode when the recall index must see it, whether it is new)."""
     episode_id = _episode_id(run)
-    if not (episode_id and run.buffer):
+    if not (episode_id and _has_work(run)):
         return None, False
     from sophia.episode_store import episode_path
 

@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from typing import Any
 
 from ..redact import redact_head
+from ..transcript_entries import KNOWN_TYPES, call_record, clean_prompt, tool_calls, tool_results
+from ..transcript_entries import action as _action
+from ..transcript_entries import block_text as _block_text
 
 MAX_READ = 8 * 1024 * 1024  # more new bytes than this: read the head and the tail only
 HEAD_READ = 1024 * 1024
@@ -28,19 +30,9 @@ KEEP_TEXTS = 5
 KEEP_ERRORS = 50
 PROMPT_CHARS = 4000
 TEXT_CHARS = 2000
-
-KNOWN_TYPES = frozenset({
-    "user", "assistant", "summary", "system", "attachment", "queue-operation", "last-prompt",
-    "file-history-snapshot", "progress", "custom-title", "tag",
-})
-
-_NOT_PROMPT_PREFIXES = (
-    "<command-name>", "<command-message>", "<command-args>", "<local-command-stdout>",
-    "<local-command-stderr>", "<local-command-caveat>", "<bash-input>", "<bash-stdout>",
-    "<bash-stderr>", "caveat:", "[request interrupted", "this session is being continued from a previous",
-    "<user-prompt-submit-hook>", "<task-notification>",
-)
-_REMINDER = re.compile(r"<system-reminder>.*?(?:</system-reminder>|\Z)", re.S)
+KEEP_ACTIONS_HEAD = 50  # actions derived from tool calls: the first 50 and the last 150, as an episode keeps
+KEEP_ACTIONS_TAIL = 150
+KEEP_PENDING = 64  # tool calls still waiting for their result
 
 
 def new_state(path: str | None = None) -> dict[str, Any]:
@@ -49,29 +41,8 @@ def new_state(path: str | None = None) -> dict[str, Any]:
         "assistant_texts": [], "tool_errors": {}, "tool_uses": 0, "first_ts": None, "last_ts": None,
         "git_branch": None, "cwd": None, "sidechain_lines": 0, "compactions": 0, "summaries": [],
         "unknown_types": 0, "bad_lines": 0, "skipped_bytes": 0, "note": None,
+        "actions": [], "actions_total": 0, "pending_calls": {},
     }
-
-
-def clean_prompt(text: str) -> str | None:
-    """The user's own words, or ``None`` for command echoes, caveats, reminders, interruptions."""
-    if not isinstance(text, str):
-        return None
-    t = _REMINDER.sub("", text).strip()
-    if not t:
-        return None
-    low = t[:80].lower()
-    if low.startswith(_NOT_PROMPT_PREFIXES):
-        return None
-    return t
-
-
-def _block_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = [b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text"]
-        return "\n".join(p for p in parts if isinstance(p, str))
-    return ""
 
 
 def _push(lst: list[Any], item: Any, keep: int) -> None:
@@ -165,8 +136,10 @@ def feed_line(st: dict[str, Any], raw: bytes | str, new_prompts: list[str]) -> N
         st["sidechain_lines"] += 1
     elif kind == "user":
         _user(st, obj, new_prompts)
+        _track_actions(st, obj)
     else:
         _assistant(st, obj)
+        _track_actions(st, obj)
 
 
 def _known_object(st: dict[str, Any], raw: bytes | str) -> dict[str, Any] | None:
@@ -202,6 +175,24 @@ def _compaction(st: dict[str, Any], kind: str, obj: dict[str, Any]) -> None:
             _push(st["summaries"], redact_head(obj["summary"], 500), 3)
     elif obj.get("subtype") == "compact_boundary":
         st["compactions"] += 1
+
+
+def _track_actions(st: dict[str, Any], obj: dict[str, Any]) -> None:
+    """Pair tool calls with their results into buffer-shaped actions (the episode's when there is no buffer)."""
+    pending = st["pending_calls"]
+    for call in tool_calls(obj) if obj.get("type") == "assistant" else ():
+        pending[call["id"]] = call_record(call)
+        while len(pending) > KEEP_PENDING:
+            pending.pop(next(iter(pending)))
+    for result in tool_results(obj) if obj.get("type") == "user" else ():
+        call = pending.pop(result["id"], None)
+        if call is None:
+            continue
+        acts = st["actions"]
+        acts.append(_action(call, result, obj.get("timestamp"), obj.get("sessionId")))
+        st["actions_total"] += 1
+        if len(acts) > KEEP_ACTIONS_HEAD + KEEP_ACTIONS_TAIL:
+            del acts[KEEP_ACTIONS_HEAD]
 
 
 def _feed_block(st: dict[str, Any], data: bytes, new_prompts: list[str]) -> None:
