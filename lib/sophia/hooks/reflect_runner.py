@@ -116,11 +116,7 @@ def _reflect(home: Path, episode_ids: list[str]) -> str:
     results = paths.agent_results_dir(home)
     results.mkdir(parents=True, exist_ok=True, mode=0o700)
     result = results / f"{task_id}.json"
-    try:
-        max_turns = max(1, min(50, int(cfg.get("reflection_max_turns") or 12)))
-        timeout = max(30, min(3600, int(cfg.get("reflection_timeout_seconds") or 600)))
-    except (TypeError, ValueError):
-        max_turns, timeout = 12, 600
+    max_turns, timeout = cfg["reflection_max_turns"], cfg["reflection_timeout_seconds"]  # checked by load_config
     log(f"reflection: {task_id} started for {episode_ids} (pid {os.getpid()})", home, "reflection.log")
     out = headless.run(build_prompt(home, episode_ids, task_id, result), home=home, max_turns=max_turns,
                        timeout=timeout, allowed_tools="Read,Write,Glob,Grep", extra=agent_args())

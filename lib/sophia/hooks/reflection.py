@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .. import paths
+from .. import config_defaults, paths
 from ..atomic import read_json, write_json_atomic
 from ..learning.queue import lock_held
 from ..locking import locked
@@ -42,17 +42,15 @@ def running(home: Path) -> bool:
 
 def episodes_to_reflect(home: Path, cfg: dict[str, Any], episode: dict[str, Any] | None) -> list[str]:
     """Which episode ids to reflect on now (empty: nothing to do). Updates the pending list."""
-    trigger = cfg.get("reflection_trigger") or "manual"
+    cfg = {**config_defaults.defaults(), **cfg}
+    trigger = cfg["reflection_trigger"]
     if trigger == "manual" or not episode or episode.get("trivial"):
         return []
     if trigger == "on_session_end":
         return [episode["id"]]
     if trigger != "after_n_episodes":
         return []
-    try:
-        every = max(1, int(cfg.get("reflection_every_n_episodes") or 10))
-    except (TypeError, ValueError):
-        every = 10
+    every = cfg["reflection_every_n_episodes"]
     sp = state_path(home)
     with locked(sp, timeout=2):
         st = read_json(sp, default=None)

@@ -201,8 +201,8 @@ def _run_stage(st: Settings, job: dict[str, Any], stage: Stage, cfg: dict[str, A
             raise Stop(cap)
         st.say(f"{job['id']}: stage {stage.name} (headless claude)")
         out = headless.run(prompt, home=st.home, allowed_tools=stage.tools, add_dirs=_dirs(st.home, job),
-                           max_turns=int(cfg.get("reflection_max_turns") or 12),
-                           timeout=float(cfg.get("reflection_timeout_seconds") or 600))
+                           max_turns=cfg["reflection_max_turns"],  # checked by config_defaults.load
+                           timeout=float(cfg["reflection_timeout_seconds"]))
         ledger.record(st.home, job["id"], stage.name, out)
         if not out.ok:
             raise Failed(out.reason)
