@@ -23,15 +23,14 @@ def _db_counts(home: Path) -> dict[str, Any] | None:
     """Items / embedded / pending straight from index.db (read-only), when the service is not warm."""
     import sqlite3
 
-    from .. import paths
     from ..embed import vectors
     from ..embed_client import settings
+    from ..index.db import read_only
 
-    db = paths.index_db_path(home)
-    if not db.exists():
-        return None
     try:
-        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=2)
+        conn = read_only(home, timeout=2)
+        if conn is None:
+            return None
         try:
             return vectors.counts(conn, settings.load(home).model)
         finally:

@@ -188,6 +188,15 @@ def is_current(conn: sqlite3.Connection) -> bool:
     return all(fn.__name__ in done for fn in MIGRATIONS)
 
 
+def read_only(home: Path | None, timeout: float) -> sqlite3.Connection | None:
+    """A read-only connection that never creates, migrates or waits long: None when there is no index.
+    For looks that must not disturb a writer (is there anything to embed, how many are embedded)."""
+    p = paths.index_db_path(home)
+    if not p.exists():
+        return None
+    return sqlite3.connect(f"file:{p}?mode=ro", uri=True, timeout=timeout)
+
+
 def connect_for_read(home: Path | None = None) -> sqlite3.Connection | None:
     """A connection for queries: None when there is no index yet (nothing to search).
 

@@ -28,13 +28,12 @@ def worth_starting(home: Path | None) -> bool:
     """True when index.db holds at least one item (asked only when no service answered)."""
     import sqlite3
 
-    from .. import paths
+    from .db import read_only
 
-    db = paths.index_db_path(home)
-    if not db.exists():
-        return False
     try:
-        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=0.2)
+        conn = read_only(home, timeout=0.2)
+        if conn is None:
+            return False
         try:
             return conn.execute("SELECT EXISTS (SELECT 1 FROM items)").fetchone()[0] == 1
         finally:

@@ -14,11 +14,11 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from sophia.identity_md import BEGIN, END, splice
+from sophia.install.settings_merge import write_through
 
 LOCK_SUFFIX = ".lock"  # sophia.locking.lock_path_for
 
@@ -67,23 +67,6 @@ def strip_block(text: str, sha256: str | None = None) -> str | None:
     return origins[0] if origins else head
 
 
-def _write_keeping(path: Path, text: str, mode: int) -> None:
-    """Atomically replace the file behind ``path`` (a symlink is written through) with ``text``."""
-    real = Path(os.path.realpath(path))
-    fd, tmp = tempfile.mkstemp(prefix=f".{real.name}.", suffix=".tmp", dir=real.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, real)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
 def plan(path: Path, record: dict[str, Any] | None) -> dict[str, Any] | None:
     """What :func:`clean` would do to ``path``: None when it holds no block (and no lock of ours)."""
     record = record or {}
@@ -108,7 +91,7 @@ def clean(step: dict[str, Any]) -> None:
         path.unlink()
     elif step["action"] == "strip":
         current = path.stat().st_mode & 0o777
-        _write_keeping(path, step["text"], step["mode"] if step["mode"] is not None else current)
+        write_through(path, step["text"], step["mode"] if step["mode"] is not None else current)
     lock = step.get("lock") or (step["path"] if step["action"] == "lock" else None)
     if lock:
         with contextlib.suppress(FileNotFoundError):

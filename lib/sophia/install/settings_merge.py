@@ -279,9 +279,17 @@ def write_settings(path: Path, settings: dict[str, Any]) -> Path | None:
     if real.exists():
         mode = real.stat().st_mode & 0o777
         backup = _backup(real)
+    write_through(real, text, mode)
+    return backup
+
+
+def write_through(path: Path, text: str, mode: int) -> None:
+    """Atomically replace the file behind ``path`` (a symlink is written through) with ``text``, at
+    ``mode``: temp file beside it, fsync, rename, fsync of the folder. Line endings are kept as given."""
+    real = Path(os.path.realpath(path))
     fd, tmp = tempfile.mkstemp(prefix=f".{real.name}.", suffix=".tmp", dir=real.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
@@ -291,15 +299,12 @@ def write_settings(path: Path, settings: dict[str, Any]) -> Path | None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    try:
+    with contextlib.suppress(OSError):
         dfd = os.open(real.parent, os.O_RDONLY)
         try:
             os.fsync(dfd)
         finally:
             os.close(dfd)
-    except OSError:
-        pass
-    return backup
 
 
 # ---------------------------------------------------------------------------------------------
