@@ -327,7 +327,7 @@ def _learn_after(run: _Run, episode: dict[str, Any]) -> None:
            "trivial": bool(episode.get("trivial"))}
     try:
         run.report["learning"] = after_session.launch(run.home, job)
-    except OSError as exc:
+    except (OSError, NotImplementedError) as exc:  # NotImplementedError: no setsid in this posix_spawn
         run.report["learning"] = None
         log(f"session_end: cannot launch the after-session learning: {exc}", run.home)
 
