@@ -23,6 +23,7 @@ from conftest import LIB, ROOT
 from sophia import paths
 from sophia.atomic import read_json, write_json_atomic
 from sophia.learning import queue
+from sophia.locking import locked
 from sophia.state import init_tree
 from test_digest_queue import FAKE
 
@@ -154,15 +155,20 @@ def test_learning_on_two_sessions_ending_together_enqueue_two_jobs_and_start_one
     monkeypatch.setenv("FAKE_SLEEP", "1")  # each model call takes a second: the worker is alive when both end
     project = project_dir(tmp_path)
     procs = []
-    for sid in ("s-a", "s-b"):
-        payload = end_payload(sid, transcript(tmp_path, project, sid), project)
-        procs.append(subprocess.Popen(["bash", str(ROOT / "hooks" / "session_end.sh")], stdin=subprocess.PIPE,
-                                      env=hook_env(home), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                      text=True))
-        procs[-1].stdin.write(json.dumps(payload))  # type: ignore[union-attr]
-    for p in procs:
-        out, err = p.communicate(timeout=60)
-        assert p.returncode == 0 and not err, err
+    # Both runners reach the worker start at the same instant: the test holds the start lock until
+    # both jobs are queued, then lets them race for it.
+    with locked(queue.start_lock_path(home), timeout=5):
+        for sid in ("s-a", "s-b"):
+            payload = end_payload(sid, transcript(tmp_path, project, sid), project)
+            procs.append(subprocess.Popen(["bash", str(ROOT / "hooks" / "session_end.sh")], stdin=subprocess.PIPE,
+                                          env=hook_env(home), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                          text=True))
+            procs[-1].stdin.write(json.dumps(payload))  # type: ignore[union-attr]
+        for p in procs:
+            out, err = p.communicate(timeout=60)
+            assert p.returncode == 0 and not err, err
+        assert wait_for(lambda: len(queue.jobs(home, ("pending",))) == 2), queue.jobs(home)
+        assert learning_log(home) == []  # both wait on the start lock
     log = wait_learned(home, 2)
     assert all("pending;" in line for line in log), log
     assert wait_for(lambda: any("digest worker stops" in x for x in digest_log(home)), 90), digest_log(home)
