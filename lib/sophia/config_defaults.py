@@ -26,7 +26,7 @@ EMBEDDING_MODELS = ("all-MiniLM-L6-v2",)  # what the embedding service can load 
 
 
 class Setting:
-    """One key. ``kind``: bool | int | float | choice | str | name | regexes. ``allowed``: the
+    """One key. ``kind``: bool | int | float | choice | str | name | regexes | paths. ``allowed``: the
     choices of a ``choice``, ``(lo, hi)`` of a number (``hi`` None: no upper bound)."""
 
     __slots__ = ("key", "default", "kind", "allowed", "doc", "fallback")
@@ -45,6 +45,7 @@ class Setting:
             return f"a{'n integer' if self.kind == 'int' else ' number'} " + (
                 f"from {lo} to {hi}" if hi is not None else f">= {lo}")
         return {"bool": "true or false", "str": "a string", "regexes": "a list of regexes",
+                "paths": "a list of absolute paths",
                 "name": "a plain name (no '/', not starting with '.', at most 128 characters)"}[self.kind]
 
 
@@ -70,6 +71,8 @@ SETTINGS: tuple[Setting, ...] = (
       doc="digest finished sessions in the background through headless Claude Code (costs tokens; see the caps)"),
     S("learning_daily_max_jobs", 20, "int", (0, 1000), doc="at most this many digest jobs run per day"),
     S("learning_daily_max_usd", 0.5, "float", (0.0, 100.0), doc="digests stop for the day once they cost this much (USD)"),
+    S("learning_exclude_projects", [], "paths",
+      doc="projects (absolute paths) never digested; a `.sophia-no-learning` file in a project does the same"),
     S("current_user", "default", "name", doc="which user_models/<name>.json the hooks update"),
     S("guardian.mode", "enforce", "choice", ("enforce", "warn", "off"), doc="enforce, warn (log and allow) or off"),
     S("guardian.allow", [], "regexes", doc="a command matching one of these is always allowed"),
@@ -114,6 +117,8 @@ def _bad(s: Setting, v: Any) -> str | None:
         ok = ok and lo <= v and (hi is None or v <= hi)
     elif k == "choice":
         ok = isinstance(v, str) and v in s.allowed
+    elif k == "paths":
+        ok = isinstance(v, list) and all(isinstance(p, str) and p.startswith("/") for p in v)
     elif k == "name":
         ok = isinstance(v, str) and 0 < len(v) <= 128 and "/" not in v and not v.startswith(".")
     else:  # str
@@ -174,7 +179,7 @@ def check(raw: Any, only: str = "") -> tuple[dict[str, Any], list[str]]:
             target[name] = _regexes(s, target[name], problems)
         elif (why := _bad(s, target[name])) is not None:
             problems.append(why)
-            target[name] = s.fallback
+            target[name] = list(s.fallback) if isinstance(s.fallback, list) else s.fallback
     for key, why in REMOVED.items():
         if key in raw and (not only or key.startswith(only)):
             problems.append(f"{key}: no longer a setting ({why}); delete it, or run `s3 init` to migrate")

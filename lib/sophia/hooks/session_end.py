@@ -2,8 +2,9 @@
 
 Stop fires after EVERY assistant turn: each run upserts the session's one episode (stable
 id, idempotent), reading only what the transcript gained since the last run. SessionEnd
-finalises it (``end_trigger: session_end``), rotates old buffers and, if the user opted in,
-launches a detached reflection. Nothing here waits on anything slow.
+finalises it (``end_trigger: session_end``), rotates old buffers, launches the after-session
+learning detached (:mod:`sophia.learning.after_session`: zero-token lessons, and the digest job when
+learning is on) and, if the user opted in, a detached reflection. Nothing here waits on anything slow.
 
 Per-session state lives next to the buffer: ``buffers/<session>.state.json`` (transcript
 offset, episode id, what was already counted).
@@ -150,6 +151,7 @@ def process(payload: dict[str, Any], home: Path | None = None) -> dict[str, Any]
         run.report["rotated"] = rotate_buffers(run.home)
         if episode is not None:
             _reflect(run, cfg, episode)
+            _learn_after(run, episode)
     return run.report
 
 
@@ -312,6 +314,22 @@ def _reflect(run: _Run, cfg: dict[str, Any], episode: dict[str, Any]) -> None:
         run.report["reflection"] = pid
         if pid:
             log(f"session_end: reflection launched for {ids} (pid {pid})", run.home)
+
+
+def _learn_after(run: _Run, episode: dict[str, Any]) -> None:
+    """Launch the after-session learning detached: the zero-token learners, then (if the user turned
+    learning on and the project did not opt out) the digest job and its worker. One spawn, no wait."""
+    from sophia.learning import after_session
+
+    cwd = run.text("cwd") or run.tstate.get("cwd")
+    job = {"session": run.sid, "transcript": run.text("transcript_path") or "", "project": run.project,
+           "cwd": cwd if isinstance(cwd, str) else "", "episode": episode.get("id"),
+           "trivial": bool(episode.get("trivial"))}
+    try:
+        run.report["learning"] = after_session.launch(run.home, job)
+    except (OSError, NotImplementedError) as exc:  # NotImplementedError: no setsid in this posix_spawn
+        run.report["learning"] = None
+        log(f"session_end: cannot launch the after-session learning: {exc}", run.home)
 
 
 def _write_state(p: Path, state: dict[str, Any]) -> None:

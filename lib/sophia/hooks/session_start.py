@@ -4,7 +4,8 @@ Prints ``{"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalCon
 with, in this order and within ``context.session_start_max_tokens`` (about 4 characters a
 token): the identity goal and terminal creed, the heuristics (semantic rules) most relevant
 to this project, foresight still valid today, the last few episodes of THIS project (other
-projects' episodes never appear), and open knowledge gaps. Reads only small files: the
+projects' episodes never appear), the project's playbook and error -> fix procedures learned from
+its commands, and open knowledge gaps; first, one line when digest jobs are parked. Reads only small files: the
 capped episode index (1000 entries), the rules, ``memory/foresight.json``, the self model.
 """
 
@@ -28,6 +29,7 @@ MAX_RULES = 8
 MAX_EPISODES = 5
 MAX_FORESIGHT = 5
 MAX_GAPS = 5
+MAX_LESSON_CHARS = 1200
 
 
 def _age_days(value: Any, now: datetime) -> float | None:
@@ -88,6 +90,24 @@ def _gap_text(g: Any) -> str:
     return str(g) if isinstance(g, str) else ""
 
 
+def parked_digests(home: Path) -> int:
+    """How many digest jobs are parked (failed too often): one directory listing."""
+    try:
+        return sum(1 for e in os.scandir(home / "digests" / "parked") if e.name.endswith(".json"))
+    except OSError:
+        return 0
+
+
+def command_lessons(home: Path, project: str | None, max_chars: int) -> list[str]:
+    """The project's playbook and error -> fix procedures (the zero-token learners'), a quarter of the cap
+    at most. The learners' module is imported only when there are procedures to show."""
+    if not project or not paths.memory_dir(home).joinpath("procedures.json").is_file():
+        return []
+    from sophia.learning.learners import session_lines
+
+    return session_lines(home, project, max_chars=max(200, min(MAX_LESSON_CHARS, max_chars // 4)))
+
+
 def build_context(home: Path, cfg: dict[str, Any], cwd: str | None, now: datetime | None = None) -> str:
     now = now or datetime.now(UTC)
     project = project_of(cwd)
@@ -103,6 +123,9 @@ def build_context(home: Path, cfg: dict[str, Any], cwd: str | None, now: datetim
         keywords |= stems(" ".join(k for k in e.get("keywords") or [] if isinstance(k, str)))
 
     sections: list[tuple[str, list[str]]] = []
+    parked = parked_digests(home)
+    if parked:
+        sections.append(("## Learning", [f"- {parked} digest{'s' if parked > 1 else ''} parked: run `s3 digest list`"]))
     identity = []
     if self_model.get("identity_goal"):
         identity.append(f"Identity goal: {one_line(self_model['identity_goal'], 300)}")
@@ -134,6 +157,8 @@ def build_context(home: Path, cfg: dict[str, Any], cwd: str | None, now: datetim
         f"{one_line(e.get('goal_summary') or '(no goal recorded)', 200)}"
         for e in shown
     ]))
+
+    sections.append(("## What worked in this project before (commands)", command_lessons(home, project, max_chars)))
 
     gaps = [t for t in (_gap_text(g) for g in self_model.get("knowledge_gaps") or []) if t][-MAX_GAPS:]
     sections.append(("## Open knowledge gaps", [f"- {one_line(g, 200)}" for g in gaps]))

@@ -28,13 +28,15 @@ import json
 import re
 import shlex
 from pathlib import Path
-from typing import Any
 
 from ..atomic import read_json, write_json_atomic
 from ..errors import SophiaError
 from ..kinds import one_line
 from ..locking import locked
-from ..redact import redact
+
+TYPE_CHECKING = False  # SessionStart imports this module for session_lines: no typing, no redact there
+if TYPE_CHECKING:
+    from typing import Any
 
 PLAYBOOK_SESSIONS = 2  # a command must succeed in this many sessions of a project
 GAP_SESSIONS = 2  # the same failure in this many sessions becomes a knowledge gap
@@ -68,6 +70,12 @@ _SUBST = re.compile(r"\$\([^()]*\)")
 
 
 # ---------------------------------------------------------------- commands: parse and normalise
+
+
+def redact(text: str) -> str:
+    from ..redact import redact as _redact  # ~9 ms to import: only where a command is read
+
+    return _redact(text)
 
 
 def _tokens(cmd: str) -> list[str]:
@@ -611,12 +619,14 @@ def session_lines(home: Path, project: str | None, max_chars: int = 1200) -> lis
     ``max_chars`` characters in all. Never raises: an unreadable store gives no lines."""
     if not project:
         return []
-    try:
-        from ..memory.files import load_items
+    from .. import paths
 
-        items = [i for i in load_items("procedures", home) if i.get("project") == project]
+    try:  # memory/procedures.json, read as memory.files.load_items does (without its imports)
+        data = read_json(paths.memory_dir(home) / "procedures.json", default=None)
     except (SophiaError, OSError, ValueError):
         return []
+    raw = data.get("items") if isinstance(data, dict) else None
+    items = [i for i in raw if isinstance(i, dict) and i.get("project") == project] if isinstance(raw, list) else []
     meta = [(i, i.get("meta") or {}) for i in items]
     book = sorted((m for m in meta if m[1].get("category") == "playbook"),
                   key=lambda m: (CLASS_ORDER.index(m[1].get("class")) if m[1].get("class") in CLASS_ORDER else 9,

@@ -240,3 +240,24 @@ def start_worker(home: Path, python: str | None = None) -> int | None:
         with contextlib.suppress(OSError):
             os.close(out)
     return proc.pid
+
+
+def start_lock_path(home: Path) -> Path:
+    return paths.run_dir(home) / "digest-start.lock"
+
+
+def ensure_worker(home: Path, python: str | None = None, wait: float = 5.0) -> int | None:
+    """Start the worker unless one runs, and wait (at most ``wait`` s) until it holds its lock or has
+    exited: several sessions ending together start exactly one. For the detached after-session runner,
+    never a hook (it waits). Returns the pid started, None if a worker already ran."""
+    with locked(start_lock_path(home), timeout=max(30.0, 2 * wait)):
+        pid = start_worker(home, python)
+        if pid is None:
+            return None
+        end = time.monotonic() + wait
+        while time.monotonic() < end and not worker_running(home):
+            with contextlib.suppress(ChildProcessError):
+                if os.waitpid(pid, os.WNOHANG)[0]:
+                    break  # it exited already (switch off, nothing due): the next session starts another
+            time.sleep(0.02)
+    return pid

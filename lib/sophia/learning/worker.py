@@ -39,6 +39,7 @@ from . import headless, ledger, queue
 
 BACKOFFS = (60.0, 600.0, 3600.0)  # wait after failed attempt 1, 2, 3; the attempt after the last one parks
 PROMPT_DIR = Path(__file__).with_name("prompts")  # the stage prompts (a later increment ships them)
+PROMPT_DIR_ENV = "SOPHIA_DIGEST_PROMPTS"  # another prompt folder for the detached worker (own prompts, tests)
 MAX_WAIT = 120.0  # an idle worker waits this long at most for a job whose retry is due soon
 READ_ONLY = "Read,Glob,Grep"
 
@@ -249,7 +250,7 @@ def stage_prompt(st: Settings, job: dict[str, Any], stage: Stage) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m sophia.learning.worker", description=__doc__.split("\n")[0])
     ap.add_argument("--once", action="store_true", help="run at most one job")
-    ap.add_argument("--prompt-dir", type=Path, default=PROMPT_DIR)
+    ap.add_argument("--prompt-dir", type=Path, default=Path(os.environ.get(PROMPT_DIR_ENV) or PROMPT_DIR))
     ap.add_argument("--backoffs", default=",".join(f"{b:g}" for b in BACKOFFS), help="seconds, comma-separated")
     ap.add_argument("--max-wait", type=float, default=MAX_WAIT)
     a = ap.parse_args(argv)
