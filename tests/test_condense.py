@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from secret_scan import load_corpus, needles
+from shared_data import looked_in
 from sophia.learning import condense as cd
 from test_lifecycle_episode import (
     assistant,
@@ -27,7 +28,7 @@ BUDGETS = (500, 2000, cd.BUDGET_TOKENS)
 def test_budget_is_respected_on_every_real_transcript() -> None:
     files = shared_transcripts()
     if not files:
-        pytest.skip("no ../shared/data/transcripts here")
+        pytest.skip(looked_in("data/transcripts"))
     for p in files:
         for budget in BUDGETS:
             text = cd.condense(p, budget)
@@ -41,7 +42,7 @@ def test_budget_is_respected_on_every_real_transcript() -> None:
 def test_real_transcripts_keep_their_errors_when_they_fit() -> None:
     files = shared_transcripts()
     if not files:
-        pytest.skip("no ../shared/data/transcripts here")
+        pytest.skip(looked_in("data/transcripts"))
     for p in files:
         s = cd.read_session(p)
         shown = cd.condense(p).count("-> ERROR: ")

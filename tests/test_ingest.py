@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from tests.conftest import run_s3
 
+from shared_data import looked_in, shared_path
 from sophia import paths
 from sophia.index import db
 from sophia.index.conversations import conversation_path, read_conversation
@@ -26,8 +27,7 @@ def no_semantic(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 # The LoCoMo dev split lives in the shared folder beside the repository (not vendored: it is benchmark data).
-DEV = next((p for p in (Path(__file__).resolve().parents[2] / "shared", Path("/work/shared"))
-            if (p / "data/locomo/locomo_dev.json").exists()), Path("/work/shared")) / "data/locomo/locomo_dev.json"
+DEV = shared_path("data/locomo/locomo_dev.json")
 
 
 def _locomo_sample() -> dict:  # type: ignore[type-arg]
@@ -131,7 +131,7 @@ def test_cli_ingest_and_recall(tmp_path: Path, s3_env: dict[str, str]) -> None:
 
 def test_bench_locomo_on_one_dev_conversation(tmp_path: Path, s3_env: dict[str, str]) -> None:
     if not DEV.exists():
-        pytest.skip(f"LoCoMo dev split not found at {DEV} (the shared folder sits beside the repository)")
+        pytest.skip(looked_in("data/locomo/locomo_dev.json"))
     data = json.loads(DEV.read_text())
     one = tmp_path / "conv26.json"
     one.write_text(json.dumps(data[0]))
@@ -189,7 +189,7 @@ def test_format_is_detected_from_the_file(tmp_path: Path, s3_env: dict[str, str]
 
 def test_format_detection_on_the_dev_file(tmp_path: Path, sophia_home: Path) -> None:
     if not DEV.exists():
-        pytest.skip(f"LoCoMo dev split not found at {DEV}")
+        pytest.skip(looked_in("data/locomo/locomo_dev.json"))
     from sophia.ingest.formats import detect_format
 
     assert detect_format(DEV) == "locomo"

@@ -13,13 +13,12 @@ from typing import Any
 
 import pytest
 
+from shared_data import shared_path
 from sophia.learning import learners as L
 from sophia.state import init_tree
 
 PROJECT = "/work/proj"
-TRANSCRIPTS = Path(__file__).resolve().parents[1].parent.parent / "shared" / "data" / "transcripts"
-if not TRANSCRIPTS.is_dir():
-    TRANSCRIPTS = Path("/work/shared/data/transcripts")
+TRANSCRIPTS = shared_path("data/transcripts")
 
 
 def ok(cmd: str) -> L.Command:

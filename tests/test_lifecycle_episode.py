@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from shared_data import looked_in, shared_path
 from sophia.hooks import episode as ep_mod
 from sophia.hooks import transcript as tr
 from sophia.hooks.project import git_info, git_root, project_of
@@ -360,12 +361,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def shared_transcripts() -> list[Path]:
-    """The real session files in ../shared/data/transcripts (../../shared from a worktree beside the main
-    checkout); read there, never copied into the project."""
-    for base in (ROOT.parent / "shared/data/transcripts", ROOT.parent.parent / "shared/data/transcripts"):
-        if base.is_dir():
-            return sorted(base.glob("*.jsonl"))
-    return []
+    """The real session files in the shared data (tests/shared_data.py); read there, never copied."""
+    base = shared_path("data/transcripts")
+    return sorted(base.glob("*.jsonl")) if base.is_dir() else []
 
 
 def test_transcript_tool_calls_become_buffer_shaped_actions(tmp_path: Path) -> None:
@@ -452,7 +450,7 @@ def test_every_real_transcript_builds_an_episode(tmp_path: Path) -> None:
 
     files = shared_transcripts()
     if not files:
-        pytest.skip("no ../shared/data/transcripts here")
+        pytest.skip(looked_in("data/transcripts"))
     for i, src in enumerate(files):
         work = tmp_path / f"s{i}"
         work.mkdir()
