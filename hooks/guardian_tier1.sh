@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sophia guardian, tier 1: the PreToolUse hook for Bash, Write, Edit, MultiEdit and NotebookEdit.
+# Sophia guardian, tier 1: the PreToolUse hook for Bash, PowerShell, Write, Edit, MultiEdit and NotebookEdit.
 #
 # Two stages, so ordinary commands cost no more than starting bash:
 #  1. This script (bash builtins only, no subprocess) reads the payload and looks for risky tokens
@@ -42,20 +42,19 @@ here=${BASH_SOURCE[0]%/*}
 shopt -s nocasematch
 L='(^|[^A-Za-z0-9_.-]|\\[nrt])'
 R='([^A-Za-z0-9_-]|$)'
-# programs whose misuse is destructive, or that run other code
-words='rm|rmdir|unlink|srm|rimraf|trash|trash-put|del-cli|shred|dd|mkfs[a-z0-9_.]*|mke2fs|mkswap|mkntfs|newfs|wipefs|blkdiscard|fdisk|sfdisk|cfdisk|gdisk|sgdisk|parted|hdparm|cryptsetup|lvremove|vgremove|pvremove|zpool|zfs|mdadm|diskutil'
-words+='|find|xargs|rsync|push|reset|clean|checkout|restore|switch|branch|stash|reflog|gc|filter-branch|filter-repo|update-ref'
-words+='|curl|wget|aria2c|chmod|chown|chgrp|psql|mysql|mariadb|sqlite3?|duckdb|mongo[a-z]*|redis-cli|valkey-cli|keydb-cli|dropdb|mysqladmin|clickhouse[a-z-]*|cqlsh|sqlcmd|cockroach|pgcli|mycli|litecli'
-words+='|kill|pkill|killall5?|history|crontab|shutdown|reboot|halt|poweroff|init|telinit|systemctl|terraform|tofu|kubectl|helm'
-words+='|eval|exec|source|bash|sh|zsh|dash|ksh|mksh|ash|fish|csh|tcsh|yash|rbash|busybox|toybox|python[0-9.]*|pypy[0-9.]*|node|nodejs|deno|bun|ruby|perl|php|lua|rscript|osascript|pwsh|powershell|tclsh|awk|gawk|mawk|nawk'
-words+='|tee|cp|mv|ln|sed|truncate|sudo|doas|su|nc|ncat|netcat|socat|telnet|scp|sftp|ftp|ssh|mail|mailx|sendmail|mutt|openssl|rclone|s3cmd|croc|wormhole'
+# programs a rule judges (generated from the rule table: lib/sophia/guardian/prefilter.py); the
+# command-only ones count after a separator, a wrapper, a number or an assignment only
+# shellcheck source=hooks/lib/guardian_words.sh
+. "$here/lib/guardian_words.sh" 2>/dev/null || ask "its word list hooks/lib/guardian_words.sh is missing"
+C='(^|[;&|({!`]|\\n|(^|[[:space:]])(do|then|else|env|nice|nohup|time|timeout|ionice|stdbuf|flock|command|builtin|[A-Za-z_][A-Za-z0-9_]*=[^[:space:]]*|[0-9]+[a-z]*))[[:space:]]*'
+R2='([[:space:];&|)\\]|$)'
 # places whose change or disclosure hurts
 places='\.ssh|\.aws|\.gnupg|\.gpg|\.kube|\.docker|\.azure|gcloud|\.config/|\.password-store|keyring|\.netrc|\.npmrc|\.pypirc|credential|\.gitconfig|rc([^A-Za-z0-9_]|$)|\.z?profile|\.zsh|\.bash|\.inputrc|history|\.claude|\.sophia|\.vault|\.terraform|\.cargo|\.m2/|\.gem/|\.mozilla|\.thunderbird|\.local|Launch(Agents|Daemons)|\.pam_env|\.x(profile|initrc|sessionrc)'
 places+='|/(etc|usr|bin|sbin|lib[0-9x]*|boot|root|var|opt|proc|sys|srv|mnt|media|private|System|Library|home|Users|snap|nix|dev)([^A-Za-z0-9_.-]|$)|id_(rsa|dsa|ecdsa|ed25519)|\.(pem|key|p12|pfx|jks|kdbx|ovpn)|\.env|secret|token|passw|hooks|guardian|authorized_keys|shadow|sudoers|/dev/tcp'
 # spellings that can hide a word from the list: expansions, escapes, quotes inside a word, globs/braces next to letters, functions
 # shellcheck disable=SC1003 # backslashes are regex text here, not quote escapes
 hidden='\$|`|\\\\|\\u|[[:alnum:]_](\\"|'"'"')[[:alnum:]_\\'"'"']|\{|\(\)|[[:alnum:]][*?[]|[*?][[:alnum:]]|<\(|>\(|:\(|&[[:space:]]*\}'
-risky="$L($words)$R|$places|$hidden"
+risky="$L($guardian_words)$R|$C($guardian_cmd_words)$R2|$places|$hidden"
 
 needs_analysis() {
   # $1: the text to scan (JSON-escaped as it arrives)
@@ -72,7 +71,7 @@ if [[ $payload =~ $re_tool ]]; then tool=${BASH_REMATCH[1]}; fi
 
 flag=0
 case $tool in
-  Bash)
+  Bash | PowerShell)
     re_cmd='"command"[[:space:]]*:[[:space:]]*"(([^"\\]|\\.)*)"'
     rest=${payload#*\"command\"}
     if ((${#payload} > 65536)) || [[ $rest == *'"command"'* ]]; then

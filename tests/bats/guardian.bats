@@ -91,7 +91,7 @@ decision() {
   kit="$BATS_TEST_TMPDIR/kit"
   mkdir -p "$kit/hooks/lib" "$kit/lib"
   cp "$HOOK" "$kit/hooks/"
-  cp "$BATS_TEST_DIRNAME/../../hooks/lib/env.sh" "$kit/hooks/lib/"
+  cp "$BATS_TEST_DIRNAME/../../hooks/lib/env.sh" "$BATS_TEST_DIRNAME/../../hooks/lib/guardian_words.sh" "$kit/hooks/lib/"
   cp -r "$BATS_TEST_DIRNAME/../../lib/sophia" "$kit/lib/"
   bash_bin=$(command -v bash)
   payload=$(bash_payload 'rm -rf ~')
@@ -157,6 +157,23 @@ make_kit() {
   # an explicit SOPHIA_HOME wins over the kit's file
   run bash "$kit/hooks/guardian_tier1.sh" <<<"$(bash_payload 'echo walrus-forbidden')"
   [ "$(decision)" = allow ]
+}
+
+@test "a kit without hooks/lib/guardian_words.sh asks (fail closed), exit 0, one JSON line" {
+  make_kit
+  rm "$kit/hooks/lib/guardian_words.sh"
+  run bash "$kit/hooks/guardian_tier1.sh" <<<"$(bash_payload 'ls')"
+  [ "$status" -eq 0 ]
+  [ "$(decision)" = ask ]
+  [[ $output == *"guardian_words.sh is missing"* ]]
+  [ "${#lines[@]}" -eq 1 ]
+}
+
+@test "programs the prefilter once lacked reach the rules: aws s3 rb asks, docker prune asks" {
+  run bash "$HOOK" <<<"$(bash_payload 'aws s3 rb s3://prod-bucket --force')"
+  [ "$(decision)" = ask ] || { echo "$output"; false; }
+  run bash "$HOOK" <<<"$(bash_payload 'docker system prune -af --volumes')"
+  [ "$(decision)" = ask ] || { echo "$output"; false; }
 }
 
 @test "a kit without hooks/lib/env.sh asks (fail closed), exit 0, one JSON line" {

@@ -46,7 +46,7 @@ def test_corpus_is_large_and_well_formed() -> None:
         assert fam in cats, fam
     for c in cases:
         assert c["expect"] in ("deny", "ask", "allow")
-        assert c["tool_name"] in ("Bash", "Write", "Edit", "MultiEdit", "NotebookEdit")
+        assert c["tool_name"] in ("Bash", "PowerShell", "Write", "Edit", "MultiEdit", "NotebookEdit")
         assert c["cwd"].startswith("/home/dev/")
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import HOOK, ROOT, payload, read_log, run_hook
+from .conftest import HOOK, ROOT, hook_env, payload, read_log, run_hook
 
 RISKY = payload(command="rm -rf ~")
 HARMLESS_RISKY = payload(command="rm -rf build")  # flagged by the prefilter, allowed by the analyzer
@@ -138,7 +138,8 @@ def _kit_copy(tmp_path: Path) -> Path:
     kit = tmp_path / "kit"
     (kit / "hooks" / "lib").mkdir(parents=True)
     shutil.copy(HOOK, kit / "hooks" / HOOK.name)
-    shutil.copy(HOOK.parent / "lib" / "env.sh", kit / "hooks" / "lib" / "env.sh")
+    for name in ("env.sh", "guardian_words.sh"):
+        shutil.copy(HOOK.parent / "lib" / name, kit / "hooks" / "lib" / name)
     shutil.copytree(ROOT / "lib" / "sophia", kit / "lib" / "sophia", ignore=shutil.ignore_patterns("__pycache__"))
     return kit / "hooks" / HOOK.name
 
@@ -205,3 +206,50 @@ def test_hook_is_shellcheck_clean_and_strict() -> None:
         import subprocess
 
         assert subprocess.run(["shellcheck", "-x", str(HOOK)], capture_output=True).returncode == 0
+
+
+@pytest.fixture
+def real_home(sophia_home: Path) -> object:
+    """A HOME outside the temp dirs (a temp dir is its own zone), with one program in ~/.local/bin."""
+    import pwd
+    import tempfile
+
+    try:  # the account's real home: the test session's HOME may itself lie in a temp dir
+        home = Path(tempfile.mkdtemp(prefix="s3-guardian-home-", dir=pwd.getpwuid(os.getuid()).pw_dir))
+    except OSError:
+        pytest.skip("no writable home directory")
+    (home / ".local" / "bin").mkdir(parents=True)
+    (home / ".local" / "bin" / "tool").write_text("#!/bin/sh\n")
+    (home / "proj").mkdir()
+    sophia_home.mkdir(parents=True, exist_ok=True)
+    yield home, hook_env(sophia_home, home=str(home))
+    shutil.rmtree(home, ignore_errors=True)
+
+
+def test_own_bin_folder_new_program_allowed_replacing_one_asked(real_home: tuple[Path, dict[str, str]]) -> None:
+    home, env = real_home
+    cwd = str(home / "proj")
+    assert run_hook(payload(command="cp target/release/app ~/.local/bin/", cwd=cwd), env).decision == "allow"
+    assert run_hook(payload("Write", {"file_path": f"{home}/.local/bin/new", "content": "x"}, cwd), env
+                    ).decision == "allow"
+    res = run_hook(payload("Write", {"file_path": f"{home}/.local/bin/tool", "content": "x"}, cwd), env)
+    assert res.decision == "ask" and "replaces the program" in res.reason
+    assert run_hook(payload(command="cp target/release/tool ~/.local/bin/", cwd=cwd), env).decision == "ask"
+    assert run_hook(payload("Write", {"file_path": f"{home}/.bashrc", "content": "x"}, cwd), env).decision == "deny"
+
+
+def test_skills_edits_ask(real_home: tuple[Path, dict[str, str]]) -> None:
+    home, env = real_home
+    p = payload("Edit", {"file_path": f"{home}/.claude/skills/x/SKILL.md", "old_string": "a", "new_string": "b"},
+                str(home / "proj"))
+    assert run_hook(p, env).decision == "ask"
+
+
+def test_powershell_is_guarded_like_bash(genv: dict[str, str]) -> None:
+    matcher = json.loads((ROOT / "hooks" / "hooks.json").read_text())["hooks"]["PreToolUse"][0]["matcher"]
+    assert "PowerShell" in matcher.split("|")
+    for cmd in ("Remove-Item -Recurse -Force $env:USERPROFILE", "Remove-Item -Recurse -Force C:\\Users\\dev",
+                "Remove-Item -Recurse -Force ~", "rm -rf ~"):
+        assert run_hook(payload("PowerShell", {"command": cmd}), genv).decision == "deny", cmd
+    for cmd in ("Remove-Item -Recurse -Force build", "Get-ChildItem -Recurse src", "dotnet build"):
+        assert run_hook(payload("PowerShell", {"command": cmd}), genv).decision == "allow", cmd

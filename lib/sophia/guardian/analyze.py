@@ -307,7 +307,7 @@ def _bash(cmd: str, cwd: str | None, env: dict[str, str]) -> Decision:
 
 
 def analyze_tool(tool_name: str, tool_input: dict, cwd: str | None, env: dict[str, str]) -> Decision:
-    if tool_name == "Bash":
+    if tool_name in ("Bash", "PowerShell"):
         cmd = tool_input.get("command")
         if not isinstance(cmd, str):
             return Decision("allow", [])

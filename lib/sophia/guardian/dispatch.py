@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from . import rules_exec, rules_fs, rules_sys, rules_vcs_db
-from .wrappers import SHELLS, interpreter
+from . import rules_exec, rules_fs, rules_ps, rules_sys, rules_vcs_db
+from .wrappers import INTERPRETERS, SHELLS, interpreter
 
 TYPE_CHECKING = False  # typing is not imported on the hook path
 if TYPE_CHECKING:
@@ -41,7 +41,19 @@ _TABLE = {
     "terraform": rules_sys.infra, "tofu": rules_sys.infra, "kubectl": rules_sys.kubectl, "helm": rules_sys.infra,
     "docker": rules_exec.container, "podman": rules_exec.container, "nerdctl": rules_exec.container,
     "aws": rules_exec.cloud, "gsutil": rules_exec.cloud, "gcloud": rules_exec.cloud, "az": rules_exec.cloud,
+    **dict.fromkeys(rules_ps.REMOVE_ITEM, rules_ps.remove_item),
 }
+
+
+_MKFS = ("mke2fs", "mkswap", "mkntfs", "newfs", "mkdosfs", "mkfs")
+
+
+def programs() -> frozenset[str]:
+    """Every program name some rule family judges (the prefilter's words come from here)."""
+    from .analyze import NET_FETCHERS as SUB_FETCHERS
+
+    return (frozenset(_TABLE) | frozenset(_MKFS) | SHELLS | frozenset(INTERPRETERS) | rules_exec.NET_FETCHERS
+            | rules_exec.NET_SENDERS | SUB_FETCHERS)
 
 
 def dispatch(a: Analyzer, call: Call) -> None:
@@ -50,7 +62,7 @@ def dispatch(a: Analyzer, call: Call) -> None:
     rules_exec.exfiltration(a, call)
     if name in _TABLE:
         _TABLE[name](a, call)
-    elif name.startswith("mkfs") or name in ("mke2fs", "mkswap", "mkntfs", "newfs", "mkdosfs", "mkfs"):
+    elif name.startswith("mkfs") or name in _MKFS:
         rules_sys.mkfs(a, call)
     elif name in SHELLS:
         rules_exec.shell(a, call)

@@ -633,6 +633,8 @@ _CONTAINER_OPTS = frozenset({"-u", "--user", "-e", "--env", "-w", "--workdir", "
 def container(a: Analyzer, call: Call) -> None:
     """docker/podman exec CONTAINER cmd..., kubectl exec POD -- cmd...: judge the inner command."""
     args = call.args
+    if call.name != "kubectl" and _container_prune(a, call):
+        return
     if not args or args[0] != "exec":
         return
     rest = args[1:]
@@ -655,6 +657,22 @@ def container(a: Analyzer, call: Call) -> None:
         a.script(" ".join(_quote(x) for x in inner), call.depth + 1)
     finally:
         a.ctx = saved
+
+
+def _container_prune(a: Analyzer, call: Call) -> bool:
+    """``docker system prune -a``/``--volumes``, ``docker volume prune|rm``: data and images gone for good."""
+    pos = [x for x in call.args if not x.startswith("-")]
+    flags = _short_flags_of(call.args)
+    wide = "a" in flags or "--all" in call.args or "--volumes" in call.args
+    if pos[:2] == ["system", "prune"] and wide or pos[:1] == ["volume"] and pos[1:2] in (["prune"], ["rm"]):
+        a.add("ask", "container_prune", f"`{call.show()}` deletes container volumes or images for good",
+              "Remove only named containers or images, or ask the user to run it.")
+        return True
+    return False
+
+
+def _short_flags_of(args: list[str]) -> str:
+    return "".join(x[1:] for x in args if x.startswith("-") and not x.startswith("--"))
 
 
 def _quote(x: str) -> str:

@@ -6,6 +6,7 @@ nothing touches the filesystem, so a check costs microseconds and cannot hang on
 
 from __future__ import annotations
 
+import os
 import posixpath
 import re
 
@@ -43,8 +44,9 @@ HOME_SENSITIVE = (
     "Library/LaunchAgents", ".config/systemd", ".pam_environment", ".xprofile", ".xinitrc", ".xsessionrc",
     ".vault-token", ".terraform.d/credentials.tfrc.json", ".cargo/credentials", ".cargo/credentials.toml",
     ".config/pip", ".m2/settings.xml", ".gem/credentials", ".ssh2", ".mozilla", ".thunderbird",
-    ".local/bin",
 )
+# The user's own bin folders: a new program there is fine, replacing an existing one is asked about.
+HOME_BIN = (".local/bin",)
 # Under HOME but asked about rather than denied when written.
 HOME_GREY_WRITE = (".gitconfig", ".config/git", ".claude/agents", ".claude/commands", ".claude/skills",
                    ".claude/hooks", ".claude/plugins", ".claude/CLAUDE.md", ".bash_aliases", ".tmux.conf",
@@ -319,6 +321,8 @@ def write_level(ctx: Ctx, path: str | None) -> tuple[str, str] | None:
     rel = home_rel(ctx, path)
     if rel is not None and _rel_matches(rel, HOME_GREY_WRITE):
         return ("ask", f"changes {path}, which configures your tools")
+    if rel is not None and rel not in HOME_BIN and _rel_matches(rel, HOME_BIN) and os.path.lexists(path):
+        return ("ask", f"replaces the program {path} in your bin folder")
     return None
 
 
