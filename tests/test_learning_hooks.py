@@ -203,7 +203,7 @@ def test_learning_off_enqueues_nothing_and_starts_no_worker(home: Path, tmp_path
 
 def test_no_python_with_pydantic_leaves_the_job_pending(home: Path, tmp_path: Path) -> None:
     """The runner launched by a Python without pydantic, with no other one found: one line, job pending."""
-    from sophia.learning import after_session
+    from sophia.hooks import after_session
 
     set_config(home, learning_enabled=True)
     project = project_dir(tmp_path)
@@ -233,6 +233,6 @@ def test_after_session_runner_runs_from_the_hook_interpreter(home: Path, tmp_pat
            "episode": None, "trivial": False}
     env = {**os.environ, "SOPHIA_HOME": str(home), "SOPHIA_PYTHON": sys.executable}
     env.pop("PYTHONPATH", None)
-    r = subprocess.run([sys.executable, "-I", "-S", str(LIB / "sophia" / "learning" / "after_session.py"),
+    r = subprocess.run([sys.executable, "-I", "-S", str(LIB / "sophia" / "hooks" / "after_session.py"),
                         json.dumps(job)], env=env, capture_output=True, text=True, timeout=60)
     assert r.returncode == 0 and "1 procedures" in r.stdout, (r.stdout, r.stderr)

@@ -3,7 +3,7 @@
 Stop fires after EVERY assistant turn: each run upserts the session's one episode (stable
 id, idempotent), reading only what the transcript gained since the last run. SessionEnd
 finalises it (``end_trigger: session_end``), rotates old buffers, launches the after-session
-learning detached (:mod:`sophia.learning.after_session`: zero-token lessons, and the digest job when
+learning detached (:mod:`sophia.hooks.after_session`: zero-token lessons, and the digest job when
 learning is on) and, if the user opted in, a detached reflection. Nothing here waits on anything slow.
 
 Per-session state lives next to the buffer: ``buffers/<session>.state.json`` (transcript
@@ -319,7 +319,7 @@ def _reflect(run: _Run, cfg: dict[str, Any], episode: dict[str, Any]) -> None:
 def _learn_after(run: _Run, episode: dict[str, Any]) -> None:
     """Launch the after-session learning detached: the zero-token learners, then (if the user turned
     learning on and the project did not opt out) the digest job and its worker. One spawn, no wait."""
-    from sophia.learning import after_session
+    from sophia.hooks import after_session
 
     cwd = run.text("cwd") or run.tstate.get("cwd")
     job = {"session": run.sid, "transcript": run.text("transcript_path") or "", "project": run.project,

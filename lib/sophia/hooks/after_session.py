@@ -92,8 +92,8 @@ def worker_python(home: Path) -> str | None:
 
 def learn(home: Path, job: dict[str, Any]) -> dict[str, Any]:
     """The zero-token learners on the session's transcript (else its action buffer)."""
-    from ..hooks.session_end import buffer_path, read_buffer_file
-    from . import learners
+    from ..learning import learners
+    from .session_end import buffer_path, read_buffer_file
 
     sid = str(job["session"])
     actions = read_buffer_file(buffer_path(home, sid))
@@ -103,7 +103,7 @@ def learn(home: Path, job: dict[str, Any]) -> dict[str, Any]:
 
 def digest(home: Path, cfg: dict[str, Any], job: dict[str, Any], python: str | None) -> str:
     """Enqueue the session's digest and make sure a worker runs; what happened, in a few words."""
-    from . import queue
+    from ..learning import queue
 
     skip = digest_skip(cfg, job)
     if skip:
@@ -120,7 +120,7 @@ def digest(home: Path, cfg: dict[str, Any], job: dict[str, Any], python: str | N
 
 
 def run(home: Path, job: dict[str, Any], python: str | None) -> str:
-    from ..hooks.runtime import load_config
+    from .runtime import load_config
 
     cfg = load_config(home)
     try:
@@ -150,7 +150,7 @@ def _reexec(home: Path, arg: str) -> None:
     env = dict(os.environ, PYTHONPATH=lib, SOPHIA_HOME=str(home))
     env[RESOLVED_ENV] = py
     os.chdir(home)
-    os.execve(py, [py, "-P", "-m", "sophia.learning.after_session", arg], env)
+    os.execve(py, [py, "-P", "-m", "sophia.hooks.after_session", arg], env)
 
 
 def main(argv: list[str]) -> int:
@@ -171,6 +171,6 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":  # as the package's module, so that its relative imports resolve
-    from sophia.learning.after_session import main as _main
+    from sophia.hooks.after_session import main as _main
 
     sys.exit(_main(sys.argv[1:]))
