@@ -20,6 +20,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import shutil
 import statistics
 import subprocess
@@ -126,10 +127,17 @@ def payloads(base: Path, project: str) -> dict[str, bytes]:
     }
 
 
+CPU_MS: dict[int, float] = {}  # id(argv) -> CPU ms of the last run (user + system, the hook and its children)
+
+
 def timed(argv: list[str], data: bytes, env: dict[str, str]) -> tuple[float, bytes]:
+    """Wall ms of one whole-process run; its CPU ms (less sensitive to a busy machine) in CPU_MS."""
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     proc = subprocess.run(argv, input=data, capture_output=True, env=env, check=False)
     dt = (time.perf_counter() - t) * 1000
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU_MS[id(argv)] = ((r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)) * 1000
     if proc.returncode != 0:
         raise SystemExit(f"{argv[0]} exited {proc.returncode}: {proc.stderr.decode()[:300]}")
     return dt, proc.stdout
@@ -173,17 +181,22 @@ def main() -> int:
             ("prompt_context.sh (irrelevant prompt)", [str(HOOKS / "prompt_context.sh")], pl["prompt_irrelevant"]),
         ]
         samples: dict[str, list[float]] = {name: [] for name, _, _ in cases}
+        cpu: dict[str, list[float]] = {name: [] for name, _, _ in cases}
         for _ in range(args.rounds):
             for name, argv, data in cases:
                 samples[name].append(timed(argv, data, env)[0])
+                cpu[name].append(CPU_MS[id(argv)])
         base_bash = statistics.median(samples[cases[0][0]])
         base_py = statistics.median(samples[cases[1][0]])
+        base_py_cpu = statistics.median(cpu[cases[1][0]]) or 1.0
         rows = []
         for name, _, _ in cases:
             s = samples[name]
             med = statistics.median(s)
+            med_cpu = statistics.median(cpu[name])
             rows.append({"hook": name, "median_ms": round(med, 2), "p90_ms": round(sorted(s)[int(0.9 * (len(s) - 1))], 2),
-                         "x_bash": round(med / base_bash, 2), "x_python": round(med / base_py, 2)})
+                         "x_bash": round(med / base_bash, 2), "x_python": round(med / base_py, 2),
+                         "cpu_ms": round(med_cpu, 1), "cpu_x_python": round(med_cpu / base_py_cpu, 2)})
         report = {
             "rounds": args.rounds, "episodes": args.episodes, "indexed_memories": info["indexed"],
             "recall_path": "sqlite index" if info["indexed"] else "keyword fallback over episodes/index.json",
@@ -198,10 +211,11 @@ def main() -> int:
         return 0
     print(f"{args.rounds} rounds, {args.episodes} episodes, {report['indexed_memories']} indexed memories "
           f"(recall: {report['recall_path']}); interleaved round-robin\n")
-    print("| hook (whole process) | median ms | p90 ms | x bash baseline | x python -c pass |")
-    print("|---|---:|---:|---:|---:|")
+    print("| hook (whole process) | median ms | p90 ms | x bash baseline | x python -c pass | CPU ms | CPU x python |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
     for r in rows:
-        print(f"| {r['hook']} | {r['median_ms']} | {r['p90_ms']} | {r['x_bash']} | {r['x_python']} |")
+        print(f"| {r['hook']} | {r['median_ms']} | {r['p90_ms']} | {r['x_bash']} | {r['x_python']} | {r['cpu_ms']} "
+              f"| {r['cpu_x_python']} |")
     print(f"\nsession_start context: {report['session_start_chars']} chars; relevant prompt injected: "
           f"{report['prompt_relevant_injected']}; irrelevant prompt silent: {report['prompt_irrelevant_silent']}")
     return 0

@@ -9,7 +9,6 @@ without limit.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import stat
@@ -21,6 +20,16 @@ if TYPE_CHECKING:  # the module itself stays cheap for the index writer's nudge 
     import socket
 
 from .. import paths
+
+try:  # the builtin BLAKE2: hashlib would load OpenSSL (~10 ms) on every hook that reaches the client
+    from _blake2 import blake2b as _blake2b
+except ImportError:  # pragma: no cover - a Python built without it
+    from hashlib import blake2b as _blake2b
+
+
+def _digest(data: bytes) -> str:
+    """16 hex characters naming ``data`` (a home's real path) in the socket's file name."""
+    return _blake2b(data, digest_size=8).hexdigest()
 
 VERSION = 1
 MAX_REQUEST = 4 * 1024 * 1024  # bytes of one request line (embed of a few hundred texts)
@@ -49,7 +58,7 @@ def runtime_dir() -> Path:
 def home_key(home: Path | None = None) -> str:
     """16 hex digits naming one state tree (its real path), so that each home gets its own socket."""
     real = os.path.realpath(os.fspath(home or paths.sophia_home()))
-    return hashlib.sha256(os.fsencode(real)).hexdigest()[:16]
+    return _digest(os.fsencode(real))
 
 
 def sock_path(home: Path | None = None) -> Path:
