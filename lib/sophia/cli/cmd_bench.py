@@ -55,12 +55,7 @@ def locomo(
                 seen[:] = [done, total]
                 prog.update(task, completed=done, total=total, description=label)
 
-            sem = None
-            if semantic:
-                try:
-                    sem = service_semantic()
-                except ImportError:
-                    fail("--semantic needs the semantic tier (sophia.embed and the [embeddings] extra)")
+            sem = service_semantic() if semantic else None
             result = run(file, ks, progress=cb, semantic=sem)
     except KeyboardInterrupt:
         interrupted(f"{seen[0]} of {seen[1] or '?'} questions answered, no figures kept (the bench works in "

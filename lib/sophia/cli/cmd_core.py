@@ -188,8 +188,10 @@ def doctor(
     Exits 1 when problems remain (after --repair: when something could not be restored).
     """
     from .. import paths
-    from ..state import check_tree, repair_tree
+    from ..index.doctor import check_index
+    from ..state import check_tree, register_checker, repair_tree
 
+    register_checker(check_index)  # the index sits above the state tree: its check is added here
     home = paths.sophia_home()
     problems = repair_tree(home) if repair else check_tree(home)
     unresolved = [p for p in problems if not repair or "no good copy" in p.action or not p.action]

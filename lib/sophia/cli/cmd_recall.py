@@ -77,7 +77,6 @@ def index(
     from .. import paths
     from ..index import rebuild as rb
 
-    _register_doctor_check()
     home = paths.sophia_home()
     result: dict[str, Any] = {}
     seen = [0, 0]  # sources done, total (for the message on Ctrl-C)
@@ -161,46 +160,3 @@ def ingest(
     typer.echo(f"Indexed {summary['indexed']} new or changed turns in {summary['memcells']} MemCells "
                f"(format {summary['format']}, {how})."
                + (" Embedding requested." if summary.get("embedding") else ""))
-
-
-# ---------------------------------------------------------------- doctor
-
-def _register_doctor_check() -> None:
-    from ..index.doctor import check_index
-    from ..state import register_checker
-
-    register_checker(check_index)
-
-
-class _AfterStateImport:
-    """Registers the index check with ``sophia.state`` when (and only when) something imports it,
-    so no command pays for pydantic just to make ``s3 doctor`` aware of the index."""
-
-    name = f"{__package__.rsplit('.', 1)[0]}.state"
-
-    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
-        if fullname != self.name:
-            return None
-        import importlib.machinery
-
-        sys.meta_path.remove(self)
-        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
-        if spec is None or spec.loader is None:
-            return spec
-        loader = spec.loader
-        orig = loader.exec_module
-
-        def exec_module(module: Any) -> None:
-            orig(module)
-            from ..index.doctor import check_index
-
-            module.register_checker(check_index)
-
-        loader.exec_module = exec_module  # type: ignore[method-assign]
-        return spec
-
-
-if f"{__package__.rsplit('.', 1)[0]}.state" in sys.modules:
-    _register_doctor_check()
-else:
-    sys.meta_path.insert(0, _AfterStateImport())

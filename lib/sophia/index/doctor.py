@@ -1,6 +1,6 @@
 """``s3 doctor`` check for the index: a missing, unreadable or corrupt index.db is reported;
 ``--repair`` moves it to quarantine/ and rebuilds it from the files. Registered with
-``sophia.state.register_checker`` by the CLI (``cmd_recall``)."""
+``sophia.state.register_checker`` by ``s3 doctor`` (``cli/cmd_core.py``)."""
 
 from __future__ import annotations
 

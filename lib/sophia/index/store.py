@@ -191,10 +191,8 @@ def upsert_items(conn: sqlite3.Connection, items: list[dict[str, Any]]) -> int:
         conn.execute("ROLLBACK")
         raise
     if n:  # a running embedding service embeds the new text within seconds (never starts one)
-        try:
-            from ..embed_client.client import index_written
-        except ImportError:
-            return n
+        from ..embed_client.client import index_written
+
         index_written(conn)
     return n
 
