@@ -66,13 +66,49 @@ def hyperfine(cmds: list[str], env: dict[str, str], runs: int, out: Path) -> lis
             for r in json.loads(out.read_text())["results"]]
 
 
+def callgrind(cmd: list[str], env: dict[str, str], tmp: Path) -> int:
+    out = tmp / "callgrind.out"
+    subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *cmd], env=env,
+                   capture_output=True, check=False)
+    text = out.read_text()
+    out.unlink()
+    return int(next(line.split()[1] for line in text.splitlines() if line.startswith(("summary:", "totals:"))))
+
+
+def instruction_counts(args: argparse.Namespace) -> None:
+    """Instructions of ``s3 recall`` per query and of ``python -c pass``, keyword tier, each size."""
+    with tempfile.TemporaryDirectory(prefix="s3-instr-") as t:
+        tmp = Path(t)
+        s3 = s3_script(tmp)
+        print(f"lib {args.lib}\n\n| messages | `python -c pass` M instr | `s3 recall` mean M instr | ratio mean / worst |")
+        print("|---:|---:|---:|---:|")
+        for n in (int(x) for x in args.sizes.split(",")):
+            home = tmp / f"home{n}"
+            env = dict(os.environ, SOPHIA_HOME=str(home), PYTHONPATH=args.lib, SOPHIA_RECALL_SEMANTIC="0")
+            src = tmp / f"msgs{n}.jsonl"
+            make_jsonl(n, src)
+            subprocess.run([str(s3), "ingest", str(src), "--format", "jsonl", "--json"], env=env, check=True,
+                           stdout=subprocess.DEVNULL)
+            subprocess.run([str(s3), "recall", QUERIES[0], "--json"], env=env, check=True, stdout=subprocess.DEVNULL)
+            base = callgrind([sys.executable, "-c", "pass"], env, tmp)
+            counts = [callgrind([sys.executable, str(s3), "recall", q, "--json"], env, tmp) for q in QUERIES]
+            mean = sum(counts) / len(counts)
+            print(f"| {n:,} | {base / 1e6:.1f} | {mean / 1e6:.1f} | {mean / base:.2f}x / {max(counts) / base:.2f}x |",
+                  flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="10000,100000")
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--semantic", action="store_true")
     ap.add_argument("--lib", default=str(ROOT / "lib"), help="the package to measure (default: this tree)")
+    ap.add_argument("--instructions", action="store_true",
+                    help="count instructions with callgrind (one run per query) instead of timing with hyperfine: "
+                         "repeatable on a busy machine; compare two trees with --lib")
     args = ap.parse_args()
+    if args.instructions:
+        return instruction_counts(args)
     if not shutil.which("hyperfine"):
         sys.exit("hyperfine is needed (apt-get install hyperfine)")
     report = []
