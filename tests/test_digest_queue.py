@@ -55,12 +55,8 @@ print(json.dumps({{"type": "result", "subtype": "success", "is_error": False, "r
 """
 
 
-@pytest.fixture
-def home(sophia_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    init_tree()
-    cfg = read_json(paths.config_path())
-    cfg.update(learning_enabled=True, embedding_provider="none")
-    write_json_atomic(paths.config_path(), cfg)
+def fake_claude(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A scripted `claude` (FAKE) on SOPHIA_CLAUDE_BIN and two stage prompts; returns the prompts folder."""
     fake_dir = tmp_path / "fake"
     fake_dir.mkdir()
     fake = fake_dir / "claude"
@@ -72,6 +68,16 @@ def home(sophia_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     prompts.mkdir()
     (prompts / "extract.md").write_text("STAGE=extract session $session_id transcript $transcript")
     (prompts / "reflect.md").write_text("STAGE=reflect session $session_id")
+    return prompts
+
+
+@pytest.fixture
+def home(sophia_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    init_tree()
+    cfg = read_json(paths.config_path())
+    cfg.update(learning_enabled=True, embedding_provider="none")
+    write_json_atomic(paths.config_path(), cfg)
+    fake_claude(tmp_path, monkeypatch)
     return sophia_home
 
 

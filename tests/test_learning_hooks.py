@@ -25,25 +25,14 @@ from sophia.atomic import read_json, write_json_atomic
 from sophia.learning import queue
 from sophia.locking import locked
 from sophia.state import init_tree
-from test_digest_queue import FAKE
+from test_digest_queue import fake_claude
 
 
 @pytest.fixture
 def home(sophia_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     init_tree()
     set_config(sophia_home, embedding_provider="none")
-    fake_dir = tmp_path / "fake"
-    fake_dir.mkdir()
-    fake = fake_dir / "claude"
-    fake.write_text(FAKE.format(python=sys.executable))
-    fake.chmod(0o755)
-    monkeypatch.setenv("SOPHIA_CLAUDE_BIN", str(fake))
-    monkeypatch.setenv("FAKE_DIR", str(fake_dir))
-    prompts = tmp_path / "prompts"
-    prompts.mkdir()
-    (prompts / "extract.md").write_text("STAGE=extract session $session_id transcript $transcript")
-    (prompts / "reflect.md").write_text("STAGE=reflect session $session_id")
-    monkeypatch.setenv("SOPHIA_DIGEST_PROMPTS", str(prompts))
+    monkeypatch.setenv("SOPHIA_DIGEST_PROMPTS", str(fake_claude(tmp_path, monkeypatch)))
     return sophia_home
 
 
