@@ -68,8 +68,6 @@ def test_cluster_texts_keyword_fallback(monkeypatch) -> None:  # type: ignore[no
 
 def test_client_vectors_are_used_when_returned(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """When the embedding client answers, scenes and DBSCAN use its vectors (cosine), not keywords."""
-    import sys
-    import types
 
     calls: list[dict] = []
 
@@ -77,10 +75,9 @@ def test_client_vectors_are_used_when_returned(monkeypatch) -> None:  # type: ig
         calls.append({"n": len(texts), "start": start, "timeout": timeout})
         return [[1.0, 0.0] if "docker" in t else [0.0, 1.0] for t in texts]
 
-    mod = types.ModuleType("sophia.embed_client.client")
-    mod.embed = fake_embed  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "sophia.embed_client", types.ModuleType("sophia.embed_client"))
-    monkeypatch.setitem(sys.modules, "sophia.embed_client.client", mod)
+    from sophia.embed_client import client
+
+    monkeypatch.setattr(client, "embed", fake_embed)
     monkeypatch.delenv("SOPHIA_EMBEDDINGS", raising=False)
     out = scenes.cluster_texts(["docker a", "docker b", "docker c", "bread"])
     assert out["method"] == "dbscan-embeddings" and out["labels"] == [0, 0, 0, -1]

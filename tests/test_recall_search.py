@@ -216,39 +216,29 @@ def test_neighbours_that_matched_weakly_are_raised(conn) -> None:  # type: ignor
 
 
 def test_semantic_tier_can_be_switched_off(conn, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
-    import sys
-    import types
+
+    from sophia.embed_client import client
 
     calls: list[str] = []
-    fake = types.ModuleType("sophia.embed_client.client")
-    fake.search = lambda q, k, **kw: calls.append(q) or [("fact_2", 0.9)]  # type: ignore[attr-defined]
-    pkg = types.ModuleType("sophia.embed_client")
-    pkg.client = fake  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "sophia.embed_client", pkg)
-    monkeypatch.setitem(sys.modules, "sophia.embed_client.client", fake)
+    monkeypatch.setattr(client, "search", lambda q, k, **kw: calls.append(q) or [("fact_2", 0.9)])
     store.upsert_items(conn, [_it("fact_1", "the sofa is blue"), _it("fact_2", "a couch in azure")])
     assert ids(search(conn, "blue sofa")) == ["fact_1"] and calls == []  # SOPHIA_RECALL_SEMANTIC=0
     monkeypatch.setenv("SOPHIA_RECALL_SEMANTIC", "1")
     assert set(ids(search(conn, "blue sofa"))) == {"fact_1", "fact_2"} and calls == ["blue sofa"]
-    fake.search = lambda q, k, **kw: None  # type: ignore[attr-defined]  # not warm: keyword tier at once
+    monkeypatch.setattr(client, "search", lambda q, k, **kw: None)  # not warm: keyword tier at once
     assert ids(search(conn, "blue sofa")) == ["fact_1"]
 
 
 def test_a_slow_semantic_tier_is_not_waited_for(conn, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
-    import sys
     import time
-    import types
 
     def slow(q: str, k: int, **kw: Any) -> list[tuple[str, float]] | None:
         time.sleep(kw.get("timeout", 0.2) + 2)  # a client that ignores its own deadline
         return [("fact_2", 0.9)]
 
-    fake = types.ModuleType("sophia.embed_client.client")
-    fake.search = slow  # type: ignore[attr-defined]
-    pkg = types.ModuleType("sophia.embed_client")
-    pkg.client = fake  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "sophia.embed_client", pkg)
-    monkeypatch.setitem(sys.modules, "sophia.embed_client.client", fake)
+    from sophia.embed_client import client
+
+    monkeypatch.setattr(client, "search", slow)
     monkeypatch.setenv("SOPHIA_RECALL_SEMANTIC", "1")
     store.upsert_items(conn, [_it("fact_1", "the sofa is blue"), _it("fact_2", "a couch in azure")])
     t0 = time.monotonic()
