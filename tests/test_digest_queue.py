@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from conftest import LIB
+from conftest import LIB, wait_for
 from sophia import paths
 from sophia.atomic import read_json, write_json_atomic
 from sophia.learning import headless, ledger, queue, worker
@@ -108,15 +108,6 @@ def start_worker(home: Path, *args: str) -> subprocess.Popen[bytes]:
     return subprocess.Popen([sys.executable, "-m", "sophia.learning.worker", "--prompt-dir",
                              str(home.parents[1] / "prompts"), "--backoffs", "0.01", *args],
                             env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-
-
-def wait_for(pred: Any, timeout: float = 30.0) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if pred():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 # ---------------------------------------------------------------- the queue
@@ -228,6 +219,21 @@ def test_invalid_output_is_a_named_failure(home: Path, monkeypatch: pytest.Monke
     worker.drain(settings(home, backoffs=()))
     (job,) = queue.jobs(home, ("parked",))
     assert job["reason"].startswith("invalid output: not the JSON of --output-format json")
+
+
+def test_an_unforeseen_error_retries_and_parks_never_stays_running(home: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """An exception no stage foresaw (a full disk while saving, a bug) is a failure like any other: the job
+    is retried and then parked with its reason, never left in running/ to block the queue."""
+    def broken(*_a: Any, **_k: Any) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(worker, "_run_stage", broken)
+    queue.enqueue(home, "sess-1")
+    worker.drain(settings(home, backoffs=()))
+    assert queue.jobs(home, ("running",)) == []
+    (job,) = queue.jobs(home, ("parked",))
+    assert "OSError" in job["reason"] and "No space left" in job["reason"]
 
 
 def test_no_claude_on_path_is_a_named_failure(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:

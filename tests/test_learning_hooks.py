@@ -13,13 +13,12 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from conftest import LIB, ROOT
+from conftest import LIB, ROOT, wait_for
 from sophia import paths
 from sophia.atomic import read_json, write_json_atomic
 from sophia.learning import queue
@@ -92,17 +91,8 @@ def digest_log(home: Path) -> list[str]:
     return p.read_text().splitlines() if p.exists() else []
 
 
-def wait_for(pred: Any, timeout: float = 60.0) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if pred():
-            return True
-        time.sleep(0.05)
-    return bool(pred())
-
-
 def wait_learned(home: Path, n: int) -> list[str]:
-    assert wait_for(lambda: len(learning_log(home)) >= n), learning_log(home)
+    assert wait_for(lambda: len(learning_log(home)) >= n, 60), learning_log(home)
     return learning_log(home)
 
 
@@ -156,7 +146,7 @@ def test_learning_on_two_sessions_ending_together_enqueue_two_jobs_and_start_one
         for p in procs:
             out, err = p.communicate(timeout=60)
             assert p.returncode == 0 and not err, err
-        assert wait_for(lambda: len(queue.jobs(home, ("pending",))) == 2), queue.jobs(home)
+        assert wait_for(lambda: len(queue.jobs(home, ("pending",))) == 2, 60), queue.jobs(home)
         assert learning_log(home) == []  # both wait on the start lock
     log = wait_learned(home, 2)
     assert all("pending;" in line for line in log), log
@@ -188,6 +178,21 @@ def test_learning_off_enqueues_nothing_and_starts_no_worker(home: Path, tmp_path
     log = wait_learned(home, 1)
     assert "no digest (learning_enabled is false)" in log[0], log
     assert queue.jobs(home) == [] and digest_log(home) == []
+
+
+def test_the_pydantic_probe_never_runs_code_from_the_project(home: Path, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hook runs in the user's project: a pydantic.py there must not be what the probe imports."""
+    from sophia.hooks import after_session
+
+    project = tmp_path / "project"
+    project.mkdir()
+    marker = tmp_path / "ran"
+    (project / "pydantic.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    monkeypatch.chdir(project)
+    monkeypatch.setenv("SOPHIA_PYTHON", sys.executable)
+    assert after_session.worker_python(home) == sys.executable
+    assert not marker.exists()
 
 
 def test_no_python_with_pydantic_leaves_the_job_pending(home: Path, tmp_path: Path) -> None:

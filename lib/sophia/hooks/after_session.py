@@ -81,7 +81,8 @@ def worker_python(home: Path) -> str | None:
             continue
         seen.add(cand)
         try:
-            ok = subprocess.run([cand, "-c", "import pydantic"], stdin=subprocess.DEVNULL,
+            # -I and the home as cwd: a pydantic.py in the user's project (the hook's cwd) is never run
+            ok = subprocess.run([cand, "-I", "-c", "import pydantic"], stdin=subprocess.DEVNULL, cwd=str(home),
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=30).returncode == 0
         except (OSError, subprocess.SubprocessError):
             ok = False

@@ -172,6 +172,8 @@ def run_job(st: Settings, job: dict[str, Any], cfg: dict[str, Any]) -> str:
         return "held"
     except Failed as exc:
         return _failed(st, job, str(exc))
+    except Exception as exc:  # noqa: BLE001 - an unforeseen failure retries and parks like any other,
+        return _failed(st, job, f"{type(exc).__name__}: {exc}")  # never leaves the job stuck in running/
     queue.move(st.home, job, "done", "")
     st.say(f"{job['id']}: done")
     return "done"
