@@ -62,6 +62,18 @@ def s3_env(isolated_home: Path) -> dict[str, str]:
     return env
 
 
+def wait_for(pred, timeout: float = 30.0) -> bool:  # type: ignore[no-untyped-def]
+    """Poll ``pred`` every 50 ms until it is true or ``timeout`` seconds pass; one last look at the end."""
+    import time
+
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if pred():
+            return True
+        time.sleep(0.05)
+    return bool(pred())
+
+
 def run_s3(args: list[str], env: dict[str, str], input: str | None = None):  # type: ignore[no-untyped-def]
     import subprocess
 

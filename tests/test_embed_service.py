@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, run_s3
+from conftest import ROOT, run_s3, wait_for
 from embed_helpers import kill_services, put_items, service_pids, stop_payload
 from sophia.embed import vectors
 from sophia.embed_client import client, protocol
@@ -42,15 +42,6 @@ def home(sophia_home: Path) -> Iterator[Path]:
     kill_services(sophia_home)
 
 
-def _wait(cond, timeout: float) -> bool:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if cond():
-            return True
-        time.sleep(0.05)
-    return False
-
-
 def test_service_lifecycle(home: Path) -> None:
     conn = vectors.connect(home)
     put_items(conn, ITEMS)
@@ -73,7 +64,7 @@ def test_service_lifecycle(home: Path) -> None:
         racers = [subprocess.Popen([sys.executable, "-m", "sophia.embed.service", "--home", str(home)], env=env,
                                    stderr=logf) for _ in range(2)]
     assert client.wait_warm(home, timeout=120), protocol.log_path(home).read_text()
-    assert _wait(lambda: len(service_pids(home)) == 1, 10), service_pids(home)
+    assert wait_for(lambda: len(service_pids(home)) == 1, 10), service_pids(home)
     pid = service_pids(home)[0]
     assert client.service_pid(home) == pid
     losers = [r for r in racers if r.pid != pid]
@@ -119,7 +110,7 @@ def test_service_lifecycle(home: Path) -> None:
     assert reply["ok"] is False and "protocol version" in reply["error"]
 
     # idle (4 s in this home's config): the service exits by itself and cleans up
-    assert _wait(lambda: not service_pids(home), 30), "service did not exit when idle"
+    assert wait_for(lambda: not service_pids(home), 30), "service did not exit when idle"
     assert not sp.exists() and not protocol.pid_path(home).exists()
     assert "idle for" in protocol.log_path(home).read_text()
 
@@ -147,7 +138,7 @@ def test_cli_start_status_stop_and_sigterm(home: Path, s3_env: dict[str, str]) -
     env = {**s3_env, "PYTHONPATH": str(Path(client.__file__).resolve().parents[2])}
     p = subprocess.Popen([sys.executable, "-m", "sophia.embed.service", "--home", str(home)], env=env,
                          stderr=subprocess.PIPE, text=True)
-    assert _wait(lambda: protocol.pid_path(home).exists(), 10)
+    assert wait_for(lambda: protocol.pid_path(home).exists(), 10)
     os.kill(p.pid, signal.SIGTERM)
     assert p.wait(timeout=30) == 0
     assert not protocol.pid_path(home).exists() and not protocol.sock_path(home).exists()
@@ -189,8 +180,8 @@ def test_long_home_starts_and_a_hook_write_is_embedded_while_warm(tmp_path: Path
         hook = subprocess.run(["bash", str(ROOT / "hooks" / "session_end.sh")], input=stop_payload(home, tmp_path),
                               env=env, capture_output=True, text=True, timeout=30)
         assert hook.returncode == 0 and not hook.stderr, hook.stderr
-        assert _wait(lambda: _status(env)["items"] == 1, 5), _status(env)
-        assert _wait(lambda: _status(env)["pending"] == 0, 10), _status(env)  # nudged, not started
+        assert wait_for(lambda: _status(env)["items"] == 1, 5), _status(env)
+        assert wait_for(lambda: _status(env)["pending"] == 0, 10), _status(env)  # nudged, not started
         assert _status(env)["embedded"] == 1
     finally:
         kill_services(home)
@@ -204,7 +195,7 @@ def test_rebuild_under_a_running_service_is_followed(home: Path, s3_env: dict[st
     assert r.returncode == 0, r.stderr
     r = run_s3(["embed", "start", "--json", "--timeout", "100"], s3_env)
     assert r.returncode == 0, r.stderr
-    assert _wait(lambda: _status(s3_env)["pending"] == 0, 10)
+    assert wait_for(lambda: _status(s3_env)["pending"] == 0, 10)
     old_inode = (home / "index.db").stat().st_ino
     assert _status(s3_env)["db"]["served_inode"] == old_inode
 
@@ -215,7 +206,7 @@ def test_rebuild_under_a_running_service_is_followed(home: Path, s3_env: dict[st
     r = run_s3(["learn", "Run the database migrations before deploying the web app", "--domain", "Deploy",
                 "--json"], s3_env)
     assert r.returncode == 0, r.stderr
-    assert _wait(lambda: _status(s3_env)["pending"] == 0, 10), _status(s3_env)
+    assert wait_for(lambda: _status(s3_env)["pending"] == 0, 10), _status(s3_env)
     d = _status(s3_env)
     assert d["items"] == 2 and d["embedded"] == 2
     assert d["db"]["served_inode"] == new_inode and d["db"]["current"] is True and d["db"]["generation"] == 1

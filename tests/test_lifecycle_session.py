@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from conftest import wait_for
 from sophia import paths
 from sophia.hooks import reflection, session_end, stats
 from sophia.hooks.prompt_context import fallback_recall, select
@@ -280,15 +281,6 @@ def test_reflection_trigger_selection(home: Path) -> None:
     got = [reflection.episodes_to_reflect(home, cfg, {"id": f"ep_2025_{i}", "trivial": False}) for i in range(4)]
     assert got[:2] == [[], []] and got[2] == ["ep_2025_0", "ep_2025_1", "ep_2025_2"] and got[3] == []
     assert reflection.episodes_to_reflect(home, cfg, {"id": "ep_2025_3", "trivial": False}) == []  # no double count
-
-
-def wait_for(pred: Any, timeout: float = 20.0) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if pred():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def test_reflection_runner_is_detached_guarded_and_single(home: Path, tmp_path: Path,

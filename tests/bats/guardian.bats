@@ -159,14 +159,19 @@ make_kit() {
   [ "$(decision)" = allow ]
 }
 
-@test "a kit without hooks/lib/guardian_words.sh asks (fail closed), exit 0, one JSON line" {
+# A kit missing hooks/lib/$1: the guardian asks (fail closed), exits 0, prints one JSON line naming it.
+asks_without_lib_file() {
   make_kit
-  rm "$kit/hooks/lib/guardian_words.sh"
+  rm "$kit/hooks/lib/$1"
   run bash "$kit/hooks/guardian_tier1.sh" <<<"$(bash_payload 'ls')"
   [ "$status" -eq 0 ]
   [ "$(decision)" = ask ]
-  [[ $output == *"guardian_words.sh is missing"* ]]
+  [[ $output == *"$1 is missing"* ]]
   [ "${#lines[@]}" -eq 1 ]
+}
+
+@test "a kit without hooks/lib/guardian_words.sh asks (fail closed), exit 0, one JSON line" {
+  asks_without_lib_file guardian_words.sh
 }
 
 @test "programs the prefilter once lacked reach the rules: aws s3 rb asks, docker prune asks" {
@@ -177,11 +182,5 @@ make_kit() {
 }
 
 @test "a kit without hooks/lib/env.sh asks (fail closed), exit 0, one JSON line" {
-  make_kit
-  rm "$kit/hooks/lib/env.sh"
-  run bash "$kit/hooks/guardian_tier1.sh" <<<"$(bash_payload 'ls')"
-  [ "$status" -eq 0 ]
-  [ "$(decision)" = ask ]
-  [[ $output == *"env.sh is missing"* ]]
-  [ "${#lines[@]}" -eq 1 ]
+  asks_without_lib_file env.sh
 }
