@@ -1,0 +1,130 @@
+"""The guardian on real agent traffic: what it asks or denies, and what it costs next to bare bash.
+
+    python bench/guardian_real.py [--file ../shared/data/guardian/real_commands_dev.jsonl] [--kit DIR]
+                                  [--limit N] [--list]
+
+Each command of the file (real Bash commands coding agents sent) is fed as a PreToolUse payload to the
+real ``hooks/guardian_tier1.sh`` of the kit, with the command's own ``cwd`` and a ``HOME`` that matches
+it (``/Users/<name>`` or ``/home/<name>`` when the cwd lies there; otherwise ``/home/dev`` with the cwd
+``/home/dev/project``). Right before each hook run, the baseline ``bash -c 'cat >/dev/null'`` is fed the
+same payload, so machine noise hits both alike. Prints the decisions (allow / ask / deny, by rule), the
+hook's median and p95 wall and CPU time as ratios against the baseline's median, and, with ``--list``,
+every asked or denied command. Counts are per distinct command. ``--kit`` measures another checkout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import re
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.guardian_speed import CPU, payload, pct, timed  # noqa: E402
+
+SHARED = next((p for p in (ROOT.parent / "shared", ROOT.parent.parent / "shared", Path("/work/shared"))
+               if (p / "data/guardian").is_dir()), ROOT.parent / "shared")
+HOME_RE = re.compile(r"^(/Users/[^/]+|/home/[^/]+)")
+
+
+def home_and_cwd(cwd: str | None) -> tuple[str, str]:
+    if cwd:
+        m = HOME_RE.match(cwd)
+        return (m.group(1) if m else "/home/dev"), cwd
+    return "/home/dev", "/home/dev/project"
+
+
+def decision(out: bytes, code: int) -> tuple[str, str]:
+    """(allow|ask|deny, reason) from the hook's answer."""
+    if code == 2:
+        return "deny", "exit 2"
+    if not out.strip():
+        return "allow", ""
+    try:
+        spec = json.loads(out)["hookSpecificOutput"]
+    except (ValueError, KeyError, TypeError):
+        return "unreadable", out[:100].decode("utf-8", "replace")
+    return spec.get("permissionDecision", "allow"), spec.get("permissionDecisionReason", "")
+
+
+def run_hook(hook: list[str], data: bytes, env: dict[str, str]) -> tuple[float, float, str, str]:
+    """(wall s, CPU s, level, reason) of one whole hook process."""
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t = time.perf_counter()
+    proc = subprocess.run(hook, input=data, capture_output=True, env=env, check=False)
+    wall = time.perf_counter() - t
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+    return wall, cpu, *decision(proc.stdout, proc.returncode)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--file", type=Path, default=SHARED / "data/guardian/real_commands_dev.jsonl")
+    ap.add_argument("--kit", type=Path, default=ROOT, help="the checkout whose hook is measured")
+    ap.add_argument("--limit", type=int, default=0, help="only the first N commands")
+    ap.add_argument("--list", action="store_true", help="print every asked or denied command")
+    ap.add_argument("--python", default=os.path.realpath(sys.executable))
+    a = ap.parse_args()
+    if not a.file.is_file():
+        print(f"no {a.file}: nothing measured")
+        return 0
+    rows = [json.loads(line) for line in a.file.read_text().splitlines() if line.strip()]
+    rows = rows[: a.limit] if a.limit else rows
+    hook = ["bash", str(a.kit / "hooks" / "guardian_tier1.sh")]
+    base = ["bash", "-c", "cat >/dev/null"]
+    levels: collections.Counter[str] = collections.Counter()
+    flagged: list[tuple[str, str, str, str]] = []
+    hw, hc, bw, bc = [], [], [], []
+    with tempfile.TemporaryDirectory() as sh:
+        env0 = {k: v for k, v in os.environ.items() if not k.startswith(("SOPHIA_", "CLAUDE"))}
+        env0.update(SOPHIA_HOME=sh, SOPHIA_PYTHON=a.python)
+        for r in rows:
+            home, cwd = home_and_cwd(r.get("cwd"))
+            env = dict(env0, HOME=home, CLAUDE_PROJECT_DIR=cwd)
+            data = payload("Bash", {"command": r["command"], "description": "run"}, cwd)
+            bw.append(timed(base, data, env))
+            bc.append(CPU[-1])
+            wall, cpu, level, why = run_hook(hook, data, env)
+            hw.append(wall)
+            hc.append(cpu)
+            levels[level] += 1
+            if level != "allow":
+                flagged.append((level, r["command"], cwd, why))
+    n = len(rows)
+    b_med = statistics.median(bw)
+    print(f"{n} commands from {a.file.name}; hook {hook[1]}; analyzer python {a.python}")
+    for level in ("allow", "ask", "deny", "unreadable"):
+        if levels[level]:
+            print(f"  {level:10} {levels[level]:6}  {100 * levels[level] / n:.2f}%")
+    print(f"  asked or denied: {len(flagged)} = {100 * len(flagged) / n:.2f}% (bar: <= 0.5%)")
+    print(f"wall: hook median {statistics.median(hw) * 1e3:.2f} ms, p95 {pct(hw, 0.95) * 1e3:.2f} ms; bare bash median "
+          f"{b_med * 1e3:.2f} ms -> median {statistics.median(hw) / b_med:.2f}x (bar 1.5x), "
+          f"p95 {pct(hw, 0.95) / b_med:.2f}x (bar 12x)")
+    print(f"CPU: hook median {statistics.median(hc) * 1e3:.2f} ms, p95 {pct(hc, 0.95) * 1e3:.2f} ms; bare bash median "
+          f"{statistics.median(bc) * 1e3:.2f} ms -> median {statistics.median(hc) / statistics.median(bc):.2f}x")
+    print(f"load average at the end "
+          f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
+    rules = collections.Counter(re.sub(r"\s+", " ", why)[:70] for _, _, _, why in flagged)
+    print("\nreasons (first 70 characters), most frequent first:")
+    for why, k in rules.most_common(15):
+        print(f"  {k:4}  {why}")
+    if a.list:
+        print("\nasked or denied:")
+        for level, cmd, cwd, why in flagged:
+            print(f"  {level:4} {cmd[:140]!r}  (cwd {cwd})\n       {why[:160]}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
