@@ -5,8 +5,8 @@
 
 Each command of the file (real Bash commands coding agents sent) is fed as a PreToolUse payload to the
 real ``hooks/guardian_tier1.sh`` of the kit, with the command's own ``cwd`` and a ``HOME`` that matches
-it (``/Users/<name>`` or ``/home/<name>`` when the cwd lies there; otherwise ``/home/dev`` with the cwd
-``/home/dev/project``). Right before each hook run, the baseline ``bash -c 'cat >/dev/null'`` is fed the
+it (``/Users/<name>`` or ``/home/<name>`` when the cwd lies there; with no cwd, the first such home the
+command names, else ``/home/dev``, and a project folder under it as the cwd). Right before each hook run, the baseline ``bash -c 'cat >/dev/null'`` is fed the
 same payload, so machine noise hits both alike. Prints the decisions (allow / ask / deny, by rule), the
 hook's median and p95 wall and CPU time as ratios against the baseline's median, and, with ``--list``,
 every asked or denied command. Counts are per distinct command. ``--kit`` measures another checkout.
@@ -37,11 +37,17 @@ SHARED = next((p for p in (ROOT.parent / "shared", ROOT.parent.parent / "shared"
 HOME_RE = re.compile(r"^(/Users/[^/]+|/home/[^/]+)")
 
 
-def home_and_cwd(cwd: str | None) -> tuple[str, str]:
+PATH_HOME_RE = re.compile(r"(/Users/[A-Za-z0-9._-]+|/home/[A-Za-z0-9._-]+)")
+
+
+def home_and_cwd(cwd: str | None, command: str) -> tuple[str, str]:
+    """The HOME that matches the command's paths, and its cwd (a project under that HOME when unknown)."""
     if cwd:
         m = HOME_RE.match(cwd)
         return (m.group(1) if m else "/home/dev"), cwd
-    return "/home/dev", "/home/dev/project"
+    m = PATH_HOME_RE.search(command)
+    home = m.group(1) if m else "/home/dev"
+    return home, f"{home}/project"
 
 
 def decision(out: bytes, code: int) -> tuple[str, str]:
@@ -90,7 +96,7 @@ def main() -> int:
         env0 = {k: v for k, v in os.environ.items() if not k.startswith(("SOPHIA_", "CLAUDE"))}
         env0.update(SOPHIA_HOME=sh, SOPHIA_PYTHON=a.python)
         for r in rows:
-            home, cwd = home_and_cwd(r.get("cwd"))
+            home, cwd = home_and_cwd(r.get("cwd"), r["command"])
             env = dict(env0, HOME=home, CLAUDE_PROJECT_DIR=cwd)
             data = payload("Bash", {"command": r["command"], "description": "run"}, cwd)
             bw.append(timed(base, data, env))

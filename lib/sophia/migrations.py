@@ -95,9 +95,11 @@ def m003_settings_that_do_something(home: Path) -> list[str]:
     sp = paths.self_model_path(home)
     sm = read_json(sp, default=None)
     if isinstance(sm, dict) and any(k in sm for k in SELF_MODEL_DROPPED):
-        for k in SELF_MODEL_DROPPED:
-            sm.pop(k, None)
-        write_json_atomic(sp, sm)
+        with locked(sp):  # the hooks update the self-model under this lock: read again inside it
+            sm = read_json(sp, default={})
+            for k in SELF_MODEL_DROPPED:
+                sm.pop(k, None)
+            write_json_atomic(sp, sm)
     return notes
 
 

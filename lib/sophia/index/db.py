@@ -140,11 +140,11 @@ def migrate(conn: sqlite3.Connection) -> list[str]:
     return applied
 
 
-def open_db(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
+def open_db(path: Path, *, readonly: bool = False, busy_ms: int = BUSY_TIMEOUT_MS) -> sqlite3.Connection:
     """Open the index file (WAL, busy timeout, 0600) without migrating."""
     if readonly:
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None,
-                               timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
+                               timeout=busy_ms / 1000, check_same_thread=False)
     else:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         old = os.umask(0o077)
@@ -153,7 +153,7 @@ def open_db(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
                                    check_same_thread=False)
         finally:
             os.umask(old)
-    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    conn.execute(f"PRAGMA busy_timeout = {busy_ms}")
     if not readonly:
         mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
         if str(mode).lower() != "wal":
@@ -192,9 +192,7 @@ def read_only(home: Path | None, timeout: float) -> sqlite3.Connection | None:
     """A read-only connection that never creates, migrates or waits long: None when there is no index.
     For looks that must not disturb a writer (is there anything to embed, how many are embedded)."""
     p = paths.index_db_path(home)
-    if not p.exists():
-        return None
-    return sqlite3.connect(f"file:{p}?mode=ro", uri=True, timeout=timeout)
+    return open_db(p, readonly=True, busy_ms=int(timeout * 1000)) if p.exists() else None
 
 
 def connect_for_read(home: Path | None = None) -> sqlite3.Connection | None:

@@ -151,15 +151,13 @@ def ingest_conversations(convs: Iterable[tuple[str, list[Turn]]], *, home: Path 
 
 
 def request_embed(home: Path | None = None) -> bool:
-    """Nudge the embedding service, when the semantic tier is installed; never fails."""
+    """Ask the embedding service to embed what is new (starting it if none runs); True only when it took
+    the request (False with the semantic tier off or no service answering). Never fails."""
+    from ..embed_client import client
+
     try:
-        from ..embed_client import client
-    except Exception:
-        return False
-    try:
-        client.request_embed(home=home)
-        return True
-    except Exception:
+        return bool(client.request_embed(home=home))
+    except Exception:  # noqa: BLE001 - a failed nudge never fails an ingest
         return False
 
 
