@@ -120,3 +120,40 @@ def _write_holder(lp: Path) -> None:
             os.pwrite(fd, f"{os.getpid():<10d}\n".encode(), 0)
         finally:
             os.close(fd)
+
+
+# ---- singletons (a background process that must run once per home: worker, reflection, embedding service)
+
+_BUSY = (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK)
+
+
+def try_flock(path: Path | str) -> int | None:
+    """Open ``path`` (created 0600) and take its flock without waiting: the open fd, which holds the lock
+    until it is closed or the process exits, or None when another process holds it."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        os.close(fd)
+        if exc.errno in _BUSY:
+            return None
+        raise
+    return fd
+
+
+def flock_held(path: Path | str) -> bool:
+    """True while some process holds the flock on ``path`` (a singleton is alive); never creates it."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        return exc.errno in _BUSY
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        with contextlib.suppress(OSError):
+            os.close(fd)

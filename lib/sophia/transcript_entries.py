@@ -97,14 +97,16 @@ def tool_calls(obj: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def tool_results(obj: dict[str, Any]) -> list[dict[str, Any]]:
-    """A user entry's tool results: ``{"id", "error", "text"}`` each (``error``: the call failed)."""
+    """A user entry's tool results: ``{"id", "error", "text"}`` each (``error``: the call failed; ``text``:
+    what it answered, kept for failed calls only)."""
     extra = obj.get("toolUseResult")
     interrupted = isinstance(extra, dict) and extra.get("interrupted") is True
     out = []
     for b in blocks(obj):
         if b.get("type") == "tool_result" and isinstance(b.get("tool_use_id"), str):
-            out.append({"id": b["tool_use_id"], "error": b.get("is_error") is True or interrupted,
-                        "text": block_text(b.get("content"))})
+            error = b.get("is_error") is True or interrupted
+            # the text is only read for a failed call: a Read's whole output is not joined on every Stop
+            out.append({"id": b["tool_use_id"], "error": error, "text": block_text(b.get("content")) if error else ""})
     return out
 
 

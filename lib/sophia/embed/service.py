@@ -20,7 +20,6 @@ removing its socket and pidfile. Output goes to ``logs/embed.log`` (the spawner 
 from __future__ import annotations
 
 import argparse
-import fcntl
 import os
 import select
 import signal
@@ -34,6 +33,7 @@ from typing import Any
 
 from .. import paths
 from ..embed_client import protocol, settings
+from ..locking import try_flock
 
 _LOCK_FD: int | None = None
 DB_CHECK_SECONDS = 2.0  # the indexer looks for a replaced index.db at least this often
@@ -65,11 +65,8 @@ def _ensure_dir(p: Path) -> None:
 def acquire_singleton(home: Path) -> bool:
     """Take the per-home service lock (kept until the process exits)."""
     global _LOCK_FD
-    fd = os.open(protocol.lock_path(home), os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
+    fd = try_flock(protocol.lock_path(home))
+    if fd is None:
         return False
     _LOCK_FD = fd
     tmp = protocol.pid_path(home).with_suffix(f".tmp{os.getpid()}")

@@ -17,8 +17,6 @@ if __name__ == "__main__" and not __package__:
 
     _sys.path.insert(0, _os.path.dirname(_os.path.dirname(_os.path.dirname(_os.path.abspath(__file__)))))
 
-import errno
-import fcntl
 import os
 import re
 import secrets
@@ -31,6 +29,7 @@ from pathlib import Path
 from sophia import paths
 from sophia.hooks.runtime import load_config, log
 from sophia.learning import headless
+from sophia.locking import try_flock
 
 KIT_ROOT = Path(__file__).resolve().parents[3]
 AGENT = "s3-reflection"
@@ -88,14 +87,10 @@ def main(argv: list[str]) -> int:
         return 0
     run = paths.run_dir(home)
     run.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd = os.open(run / "reflection.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError as exc:
-        if exc.errno in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
-            log(f"reflection: another reflection is running; skipped {episode_ids}", home, "reflection.log")
-            return 0
-        raise
+    fd = try_flock(run / "reflection.lock")
+    if fd is None:
+        log(f"reflection: another reflection is running; skipped {episode_ids}", home, "reflection.log")
+        return 0
     pidfile = run / "reflection.pid"
     try:
         pidfile.write_text(f"{os.getpid()}\n", encoding="ascii")

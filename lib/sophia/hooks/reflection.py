@@ -20,8 +20,7 @@ from typing import Any
 
 from .. import config_defaults, paths
 from ..atomic import read_json, write_json_atomic
-from ..learning.queue import lock_held
-from ..locking import locked
+from ..locking import flock_held, locked
 from ..timeutil import iso
 
 RUNNER = Path(__file__).with_name("reflect_runner.py")
@@ -37,7 +36,7 @@ def state_path(home: Path) -> Path:
 
 def running(home: Path) -> bool:
     """True while a reflection runner holds the lock."""
-    return lock_held(lock_path(home))
+    return flock_held(lock_path(home))
 
 
 def episodes_to_reflect(home: Path, cfg: dict[str, Any], episode: dict[str, Any] | None) -> list[str]:

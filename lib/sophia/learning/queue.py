@@ -13,8 +13,6 @@ same session updates the pending job (transcript, cwd, reason) and never adds an
 from __future__ import annotations
 
 import contextlib
-import errno
-import fcntl
 import os
 import re
 import time
@@ -23,7 +21,7 @@ from pathlib import Path
 from .. import paths
 from ..atomic import read_json, write_json_atomic
 from ..errors import StateFileError
-from ..locking import locked
+from ..locking import flock_held, locked
 from ..timeutil import iso
 
 TYPE_CHECKING = False
@@ -196,26 +194,8 @@ def drop(home: Path, jid: str) -> str | None:
         return found[0]
 
 
-def lock_held(path: Path) -> bool:
-    """True while some process holds the flock on ``path`` (a singleton is alive)."""
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError as exc:
-        return exc.errno in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK)
-    else:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return False
-    finally:
-        with contextlib.suppress(OSError):
-            os.close(fd)
-
-
 def worker_running(home: Path) -> bool:
-    return lock_held(worker_lock_path(home))
+    return flock_held(worker_lock_path(home))
 
 
 def start_worker(home: Path, python: str | None = None) -> int | None:

@@ -22,8 +22,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import errno
-import fcntl
 import os
 import string
 import sys
@@ -35,6 +33,7 @@ from typing import Any
 from .. import config_defaults, paths
 from ..atomic import read_json, write_json_atomic
 from ..errors import SophiaError
+from ..locking import try_flock
 from . import headless, ledger, queue
 
 BACKOFFS = (60.0, 600.0, 3600.0)  # wait after failed attempt 1, 2, 3; the attempt after the last one parks
@@ -91,15 +90,11 @@ def worker_lock(home: Path) -> Iterator[bool]:
     """Hold the worker lock if no other worker does; yields whether this process got it."""
     lp = queue.worker_lock_path(home)
     lp.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd = os.open(lp, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    fd = try_flock(lp)
+    if fd is None:
+        yield False
+        return
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as exc:
-            if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
-                raise
-            yield False
-            return
         os.pwrite(fd, f"{os.getpid():<10d}\n".encode(), 0)
         yield True
     finally:
