@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 import posixpath
 
-from . import targets
+from . import rules_self, targets
 from .decision import Decision, Finding, combine
 from .record import field, record
 from .shell import UNKNOWN, Command, Script, Word, parse
@@ -322,5 +322,15 @@ def analyze_tool(tool_name: str, tool_input: dict, cwd: str | None, env: dict[st
         a = Analyzer(ctx)
         path = targets.expand_tilde(ctx, path)
         judge_write(a, path, f"{tool_name} of {path}")
+        rules_self.file_content(a, path, _new_text(tool_input), f"{tool_name} of {path}")
         return combine(a.findings)
     return Decision("allow", [])
+
+
+def _new_text(tool_input: dict) -> str:
+    """The text a Write/Edit/MultiEdit/NotebookEdit puts into its file."""
+    parts = [tool_input.get(k) for k in ("content", "new_string", "new_source")]
+    edits = tool_input.get("edits")
+    if isinstance(edits, list):
+        parts += [e.get("new_string") for e in edits if isinstance(e, dict)]
+    return "\n".join(p for p in parts if isinstance(p, str))

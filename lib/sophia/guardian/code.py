@@ -45,13 +45,25 @@ _NET_SEND = LazyRe(
     r"\bfetch\s*\(|\baxios\b|https?\s*\.\s*request\s*\(|Net\s*::\s*HTTP|\bsendall\s*\(|\bsmtplib\b|"
     r"\bcurl_exec\b|\bLWP\b|HTTP::Tiny|\bsocket\s*\.\s*(?:socket|create_connection)\b|\bnet\s*\.\s*connect\b"
 )
+# calls that write the file named by their first argument (open() only with a writing mode)
+_WRITE_FN = LazyRe(r"\b(?:open|writeFileSync|appendFileSync|writeFile|appendFile|file_put_contents|fopen|"
+                   r"File\s*\.\s*(?:write|open|binwrite)|createWriteStream)\s*(?=\()")
+_WRITE_MODE = LazyRe(r"['\"][rbt]*[wax+][bt+]*['\"]|\b[wax]\b|O_WRONLY|O_RDWR|O_CREAT|\bflags?\s*[:=]")
+_WRITES_OPEN = frozenset({"open", "fopen", "File.open"})
+# pathlib-style: Path(<p>).write_text(...) / .write_bytes / .unlink / .rename / .replace / .touch
+_PATH_METHOD = LazyRe(r"\bPath\s*(?=\()")
+_PATH_WRITES = LazyRe(r"^\s*(?:\.\s*(?:expanduser|resolve|absolute)\s*\(\s*\)\s*)*\.\s*(?:write_text|write_bytes|open\s*\(\s*['\"][rbt]*[wax+]|touch|"
+                      r"rename|replace|symlink_to|hardlink_to|chmod)\b")
+# calls that write the file named by their SECOND argument (copy/move/rename destinations)
+_DEST_FN = LazyRe(r"\b(?:os\s*\.\s*(?:replace|rename)|shutil\s*\.\s*(?:copy\w*|move)|renameSync|copyFileSync|"
+                  r"cpSync|File\s*\.\s*rename|FileUtils\s*\.\s*(?:mv|cp))\s*(?=\()")
 _CWD_REF = LazyRe(r"getcwd\s*\(\s*\)|process\s*\.\s*cwd\s*\(\s*\)|Dir\s*\.\s*pwd|Path\s*\.\s*cwd\s*\(\s*\)|cwd\s*\(\s*\)")
 _STRLIT = LazyRe(r"[rbuf]?'((?:[^'\\]|\\.)*)'|[rbuf]?\"((?:[^\"\\]|\\.)*)\"|`([^`$]*)`")
 
 
 @record
 class CodeCall:
-    kind: str  # tree | file | shell | read
+    kind: str  # tree | file | shell | read | write
     path: str | None  # for tree/file: "~"-relative or absolute or relative path; None = unknown
     shell: str | None = None  # for shell: the command text (None = built at run time)
 
@@ -182,12 +194,39 @@ def calls(code: str) -> list[CodeCall]:
             built = _concat_text(_first_arg(args))
             dynamic = bool(re.search(r"\+|\$\{|%s|\{\w*\}|\bformat\b|f['\"]", args))
             found.append(CodeCall("shell", None, built or (lits[0] if not dynamic else " ".join(lits))))
+    found += _writes(code)
     for m in _READ_FN.finditer(code):
         found.append(CodeCall("read", path_of(_first_arg(_args_text(code, m.end())))))
     for m in _BACKTICK.finditer(code):
         text = next(g for g in m.groups() if g is not None)
         found.append(CodeCall("shell", None, text))
     return found
+
+
+def _writes(code: str) -> list[CodeCall]:
+    """Files the code writes: open() with a writing mode, writeFileSync and kin, Path(p).write_text,
+    and the destination of a copy, move or rename."""
+    found = []
+    for m in _WRITE_FN.finditer(code):
+        args = _args_text(code, m.end())
+        name = re.sub(r"\s+", "", m.group(0))
+        if name in _WRITES_OPEN and not _WRITE_MODE.search(args[len(_first_arg(args)):]):
+            continue  # open() for reading
+        found.append(CodeCall("write", path_of(_first_arg(args))))
+    for m in _PATH_METHOD.finditer(code):
+        end = _scan(code, m.end())
+        if _PATH_WRITES.match(code[end + 1:end + 90]):
+            found.append(CodeCall("write", path_of(code[m.end() + 1:end])))
+    for m in _DEST_FN.finditer(code):
+        args = _args_text(code, m.end())
+        rest = args[len(_first_arg(args)) + 1:]
+        found.append(CodeCall("write", path_of(_first_arg(rest))))
+    return found
+
+
+def path_literals(code: str) -> list[str]:
+    """String literals in the code that look like absolute or home paths."""
+    return [x for x in _literals(code) if x.startswith(("/", "~/")) and "\n" not in x and len(x) < 300]
 
 
 def sends_over_network(code: str) -> bool:

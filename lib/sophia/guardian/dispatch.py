@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import rules_exec, rules_fs, rules_ps, rules_sys, rules_vcs_db
+from . import rules_exec, rules_fs, rules_ps, rules_self, rules_sys, rules_vcs_db
 from .wrappers import INTERPRETERS, SHELLS, interpreter
 
 TYPE_CHECKING = False  # typing is not imported on the hook path
@@ -42,6 +42,7 @@ _TABLE = {
     "docker": rules_exec.container, "podman": rules_exec.container, "nerdctl": rules_exec.container,
     "aws": rules_exec.cloud, "gsutil": rules_exec.cloud, "gcloud": rules_exec.cloud, "az": rules_exec.cloud,
     **dict.fromkeys(rules_ps.REMOVE_ITEM, rules_ps.remove_item),
+    **rules_self.TABLE,
 }
 
 
@@ -60,6 +61,7 @@ def dispatch(a: Analyzer, call: Call) -> None:
     name = call.name
     rules_exec.downloaded_exec(a, call)
     rules_exec.exfiltration(a, call)
+    rules_self.mentions_disable(a, call)
     if name in _TABLE:
         _TABLE[name](a, call)
     elif name.startswith("mkfs") or name in _MKFS:

@@ -25,9 +25,10 @@ GIT_SUBCOMMANDS = ("push", "reset", "clean", "checkout", "restore", "switch", "b
 WRAPPERS = ("sudo", "doas", "xargs", "exec")
 _NOT_WORDS = frozenset({"git"})
 # - names that are also everyday words or subcommands (`git fetch`, `npm install`, `kubectl get`, `ls .`,
-#   `git clone https://...`) count only at a command position (see the hook's C and R2).
+#   `git clone https://...`, `aws s3 ls`, a path under ~/.claude) count only at a command position (see the
+#   hook's C and R2).
 COMMAND_ONLY = frozenset({".", "install", "fetch", "http", "https", "links", "GET", "fd", "watch", "transfer",
-                          "az", "xh", "ri", "rd", "del", "erase"})
+                          "az", "xh", "ri", "rd", "del", "erase", "s3", "claude"})
 
 
 def words() -> list[str]:

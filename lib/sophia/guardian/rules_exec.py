@@ -595,6 +595,8 @@ def code(a: Analyzer, text: str, lang: str, depth: int, via: str) -> None:
                 reads.append(c.path)
         elif c.kind == "shell":
             _code_shell(a, c, text, depth, via)
+        elif c.kind == "write":
+            _code_write(a, c, text, via)
         else:
             _code_delete(a, c, via)
     if reads and codemod.sends_over_network(text):
@@ -613,6 +615,27 @@ def _code_shell(a: Analyzer, c: codemod.CodeCall, text: str, depth: int, via: st
         a.script(c.shell, depth + 1)
     elif re.search(r"\brm\s+-[a-zA-Z]*[rR]|\bmkfs|\bdd\s", text):
         a.add("ask", "interp_rmtree", f"{via} builds a shell command at run time")
+
+
+def _code_write(a: Analyzer, c: codemod.CodeCall, text: str, via: str) -> None:
+    """Code that writes a file: judged like a redirection to that path. When the path is computed, a path
+    the code names literally that a redirection could not write is suspect: the kit's own files are
+    denied (an agent cannot switch the guardian off), others asked about."""
+    from .rules_fs import judge_write
+
+    if c.path is not None:
+        judge_write(a, targets.expand_tilde(a.ctx, c.path), via)
+        return
+    for p in codemod.path_literals(text):
+        path = targets.resolve(a.ctx, targets.expand_tilde(a.ctx, p))
+        lv = targets.write_level(a.ctx, path) if path else None
+        if not lv or lv[0] != "deny":
+            continue
+        if targets.zone(a.ctx, path).kind == "kit":
+            judge_write(a, path or "", via)
+        else:
+            a.add("ask", "sensitive_write", f"{via} writes a file whose path is computed, and names {path}",
+                  "Check which file it writes.")
 
 
 def _code_delete(a: Analyzer, c: codemod.CodeCall, via: str) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import posixpath
 import re
 
-from . import targets
+from . import rules_self, targets
 from .lazyre import LazyRe
 from .shell import UNKNOWN
 
@@ -294,6 +294,9 @@ def judge_write(a: Analyzer, target: str, via: str, copy: bool = False) -> None:
     if lv is None:
         return
     level, why = lv
+    if targets.zone(a.ctx, path).kind == "kit":
+        a.add(level, rules_self.RULE, f"{via} {why}", rules_self.INSTEAD)
+        return
     rule = "disk" if "disk device" in why else "sensitive_write"
     instead = ("Never write to disk devices; use an image file." if rule == "disk"
                else "Tell the user what to change and let them do it.")

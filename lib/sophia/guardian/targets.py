@@ -244,11 +244,11 @@ def _fixed_zone(ctx: Ctx, path: str) -> str:
 
 
 def _kit_state(ctx: Ctx, path: str) -> bool:
-    """The kit's own config, hooks, guardian log and code inside the Sophia home."""
+    """The kit's own config, hooks, guardian log, code and self-model (the creed) inside the Sophia home."""
     for sh in {ctx.sophia_home, ctx.home + "/.sophia"}:
         if sh and _under(path, sh):
             rel = path[len(sh):].lstrip("/")
-            if rel == "" or rel.startswith(("config.json", "hooks", "logs/guardian", "lib", "bin", "venv")):
+            if rel == "" or rel.startswith(("config.json", "self_model.json", "hooks", "logs/guardian", "lib", "bin", "venv", "kit")):
                 return True
     return False
 
