@@ -57,9 +57,9 @@ def claude(a: Analyzer, call: Call) -> None:
     if len(args) >= 2 and args[0] == "config" and args[1] in _CONFIG_WRITES:
         if any("hook" in x for x in args[2:]):
             deny(a, f"`{call.show()}` changes Claude Code's hook settings, which run the guardian")
-    elif len(args) >= 2 and args[0] == "plugin" and args[1] in _PLUGIN_OFF:
-        if any(any(k in x for k in _KIT_NAMES) for x in args[2:]):
-            deny(a, f"`{call.show()}` removes or disables the Sophia kit and its guardian")
+    elif (len(args) >= 2 and args[0] == "plugin" and args[1] in _PLUGIN_OFF
+          and any(any(k in x for k in _KIT_NAMES) for x in args[2:])):
+        deny(a, f"`{call.show()}` removes or disables the Sophia kit and its guardian")
 
 
 def s3(a: Analyzer, call: Call) -> None:
