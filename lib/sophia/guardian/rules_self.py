@@ -32,7 +32,7 @@ _DISABLE = "disableallhooks"
 _SETS_DISABLE = LazyRe(r"disableAllHooks\W{0,3}\s*[:=]\s*\W{0,3}\s*true", re.I)
 _CONFIG_WRITES = frozenset({"set", "add", "remove", "rm", "unset"})
 _PLUGIN_OFF = frozenset({"uninstall", "remove", "rm", "disable"})
-_KIT_NAMES = ("sophia", "s3")
+_KIT_NAMES = ("sophia",)  # the plugin is sophia-system3
 
 
 def deny(a: Analyzer, what: str) -> None:
