@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Sophia guardian, tier 1: the PreToolUse hook for Bash, PowerShell, Write, Edit, MultiEdit and NotebookEdit.
+# Sophia guardian, tier 1: the PreToolUse hook for Bash, PowerShell, Write, Edit, MultiEdit, NotebookEdit,
+# Read, Grep, Glob, WebFetch, WebSearch and MCP tools (mcp__*).
 #
 # Two stages, so ordinary commands cost no more than starting bash:
 #  1. This script (bash builtins only, no subprocess) reads the payload and looks for risky tokens
@@ -65,7 +66,7 @@ needs_analysis() {
   [[ $text =~ $risky ]]
 }
 
-re_tool='"tool_name"[[:space:]]*:[[:space:]]*"([A-Za-z]*)"'
+re_tool='"tool_name"[[:space:]]*:[[:space:]]*"([A-Za-z0-9_.-]*)"'
 tool=""
 if [[ $payload =~ $re_tool ]]; then tool=${BASH_REMATCH[1]}; fi
 
@@ -96,6 +97,23 @@ case $tool in
     else
       flag=1
     fi
+    ;;
+  Read | Grep | Glob)
+    # only a path that may reach a credential store or a key file goes to the analyzer
+    re_path='"(file_path|path|pattern|glob)"[[:space:]]*:[[:space:]]*"(([^"\\]|\\.)*)"'
+    rest=$payload
+    while [[ $rest =~ $re_path ]]; do
+      whole=${BASH_REMATCH[0]} value=${BASH_REMATCH[2]}
+      if [[ $value =~ ($guardian_read_words) ]]; then
+        flag=1
+        break
+      fi
+      rest=${rest#*"$whole"}
+    done
+    ;;
+  WebFetch | WebSearch | mcp__*)
+    # rare and slow tools (a fetch, a remote call): always judged (a secret in the URL, an outward verb)
+    flag=1
     ;;
   "")
     needs_analysis "$payload" && flag=1

@@ -53,7 +53,8 @@ def test_hooks_for_kit_substitutes_and_quotes(tmp_path: Path) -> None:
         path = sm.command_path(c)
         assert path is not None and path.startswith(str(kit) + "/hooks/") and path.endswith(".sh")
         assert c.startswith("'")  # the space is quoted for the shell
-    assert ours["PreToolUse"][0]["matcher"] == "Bash|PowerShell|Write|Edit|MultiEdit|NotebookEdit"
+    assert ours["PreToolUse"][0]["matcher"] == "Bash|PowerShell|Write|Edit|MultiEdit|NotebookEdit|Read|Grep|Glob|WebFetch|WebSearch"
+    assert ours["PreToolUse"][1]["matcher"] == "mcp__.*"
     assert ours["PreToolUse"][0]["hooks"][0]["timeout"] == 10
 
 

@@ -45,7 +45,7 @@ class Setting:
             return f"a{'n integer' if self.kind == 'int' else ' number'} " + (
                 f"from {lo} to {hi}" if hi is not None else f">= {lo}")
         return {"bool": "true or false", "str": "a string", "regexes": "a list of regexes",
-                "paths": "a list of absolute paths",
+                "paths": "a list of absolute paths", "globs": "a list of non-empty glob patterns",
                 "name": "a plain name (no '/', not starting with '.', at most 128 characters)"}[self.kind]
 
 
@@ -77,6 +77,8 @@ SETTINGS: tuple[Setting, ...] = (
     S("guardian.mode", "enforce", "choice", ("enforce", "warn", "off"), doc="enforce, warn (log and allow) or off"),
     S("guardian.allow", [], "regexes", doc="a command matching one of these is always allowed"),
     S("guardian.deny", [], "regexes", doc="a command matching one of these is always denied"),
+    S("guardian.mcp_allow", [], "globs", doc="MCP tools (e.g. mcp__github__*) never asked about"),
+    S("guardian.mcp_deny", [], "globs", doc="MCP tools (e.g. mcp__prod_db__*) always denied"),
     S("context.session_start_enabled", True, "bool", doc="inject memory at session start"),
     S("context.session_start_max_tokens", 2000, "int", (100, 20000), doc="cap of what SessionStart injects"),
     S("context.prompt_context_enabled", True, "bool", doc="recall on every prompt (UserPromptSubmit)"),
@@ -119,6 +121,8 @@ def _bad(s: Setting, v: Any) -> str | None:
         ok = isinstance(v, str) and v in s.allowed
     elif k == "paths":
         ok = isinstance(v, list) and all(isinstance(p, str) and p.startswith("/") for p in v)
+    elif k == "globs":
+        ok = isinstance(v, list) and all(isinstance(p, str) and p for p in v)
     elif k == "name":
         ok = isinstance(v, str) and 0 < len(v) <= 128 and "/" not in v and not v.startswith(".")
     else:  # str

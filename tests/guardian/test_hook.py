@@ -195,8 +195,10 @@ def test_unicode_escapes_cannot_hide_a_command(genv: dict[str, str]) -> None:
     assert run_hook(raw, genv).decision == "deny"
 
 
-def test_other_tools_are_not_judged(genv: dict[str, str]) -> None:
-    assert run_hook(payload("Read", {"file_path": "/home/dev/.ssh/id_rsa"}), genv).stdout == ""
+def test_tools_outside_the_matcher_are_not_judged(genv: dict[str, str]) -> None:
+    """Reads, web and MCP tools are judged (test_prefilter.py); a tool the hook does not know is allowed."""
+    assert run_hook(payload("Read", {"file_path": "/home/dev/.ssh/id_rsa"}), genv).decision == "ask"
+    assert run_hook(payload("TodoWrite", {"todos": [{"content": "rm -rf ~"}]}), genv).stdout == ""
 
 
 def test_hook_is_shellcheck_clean_and_strict() -> None:

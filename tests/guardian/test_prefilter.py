@@ -75,3 +75,65 @@ def test_risky_commands_get_the_analyzers_decision_through_the_hook(cmd: str, ge
     want = analyze_tool("Bash", {"command": cmd}, PROJECT, {"HOME": "/home/dev"}).level
     assert want == RISKY[cmd]
     assert run_hook(payload(command=cmd), genv).decision == want
+
+
+def test_every_credential_store_read_reaches_the_analyzer(probe_env: dict[str, str]) -> None:
+    """Read/Grep/Glob: each credential store and key file of rules_tools reaches Python; a project file does not."""
+    from sophia.guardian import rules_tools
+
+    home = probe_env["HOME"]
+    for store in rules_tools.HOME_CREDENTIALS:
+        assert run_hook(payload("Read", {"file_path": f"{home}/{store}/x"}), probe_env).reason == "reached", store
+    for key in rules_tools.KEY_NAMES:
+        assert run_hook(payload("Glob", {"pattern": f"**/{key}"}), probe_env).reason == "reached", key
+    assert run_hook(payload("Grep", {"pattern": "x", "path": f"{home}/.aws"}), probe_env).reason == "reached"
+    for ti in ({"file_path": f"{PROJECT}/src/app.py"}, {"file_path": f"{PROJECT}/.env.example"}):
+        assert run_hook(payload("Read", ti), probe_env).decision == "allow", ti
+    assert run_hook(payload("Glob", {"pattern": "**/*.py"}), probe_env).decision == "allow"
+    for tool, ti in (("WebFetch", {"url": "https://example.com", "prompt": "x"}), ("WebSearch", {"query": "x"}),
+                     ("mcp__github__get_issue", {"issue_number": 1})):
+        assert run_hook(payload(tool, ti), probe_env).reason == "reached", tool
+
+
+# (tool, input, expected decision) through the real hook and analyzer
+OTHER_TOOLS = [
+    ("Read", {"file_path": "~/.ssh/id_ed25519"}, "ask"),
+    ("Read", {"file_path": "~/.ssh/id_ed25519.pub"}, "allow"),
+    ("Read", {"file_path": "~/.aws/credentials"}, "ask"),
+    ("Grep", {"pattern": "secret", "path": "~/.password-store"}, "ask"),
+    ("Glob", {"pattern": "**/id_rsa", "path": "~"}, "ask"),
+    ("Read", {"file_path": "~/.mozilla/firefox/p.default/logins.json"}, "ask"),
+    ("Read", {"file_path": f"{PROJECT}/.env.example"}, "allow"),
+    ("Read", {"file_path": f"{PROJECT}/src/app.py"}, "allow"),
+    ("Grep", {"pattern": "id_rsa", "path": f"{PROJECT}/docs"}, "allow"),
+    ("WebFetch", {"url": "https://x.io/api?token=ghp_abcdefghijklmnopqrstuvwxyz0123456789", "prompt": "p"}, "deny"),
+    ("WebFetch", {"url": "https://x.io/cb?sig=Zk93hQ2mX8pL4vB7nR1tY6uW0eS5aD3fG9jK", "prompt": "p"}, "deny"),
+    ("WebFetch", {"url": "https://docs.python.org/3/library/re.html?highlight=search", "prompt": "p"}, "allow"),
+    ("WebSearch", {"query": "401 with key sk-ant-api03-abcdefghijklmnopqrstuvwxyzABCDEFG1234567890"}, "deny"),
+    ("WebSearch", {"query": "python asyncio gather exceptions"}, "allow"),
+    ("mcp__github__merge_pull_request", {"pull_number": 3}, "ask"),
+    ("mcp__github__get_issue", {"issue_number": 3}, "allow"),
+    ("mcp__db__query", {"sql": "DROP TABLE users"}, "ask"),
+    ("mcp__db__query", {"sql": "select * from users"}, "allow"),
+    ("mcp__slack__send_message", {"channel": "c", "text": "hi"}, "ask"),
+    ("mcp__store__deleteAll", {}, "ask"),
+    ("mcp__playwright__browser_click", {"element": "Delete button"}, "allow"),
+]
+
+
+@pytest.mark.parametrize(("tool", "tin", "expect"), OTHER_TOOLS)
+def test_read_web_and_mcp_tools_through_the_real_hook(tmp_path: Path, tool: str, tin: dict, expect: str) -> None:
+    (tmp_path / "sh").mkdir()
+    env = hook_env(tmp_path / "sh")
+    tin = {k: v.replace("~", env["HOME"]) if isinstance(v, str) and v.startswith("~") else v for k, v in tin.items()}
+    assert run_hook(payload(tool, tin), env).decision == expect
+
+
+def test_mcp_globs_in_config_decide_first(tmp_path: Path) -> None:
+    sh = tmp_path / "sh"
+    sh.mkdir()
+    (sh / "config.json").write_text(json.dumps({"guardian": {"mcp_allow": ["mcp__slack__*"],
+                                                             "mcp_deny": ["mcp__prod_db__*"]}}))
+    env = hook_env(sh)
+    assert run_hook(payload("mcp__slack__send_message", {"text": "hi"}), env).decision == "allow"
+    assert run_hook(payload("mcp__prod_db__select", {"sql": "select 1"}), env).decision == "deny"

@@ -306,7 +306,8 @@ def _bash(cmd: str, cwd: str | None, env: dict[str, str]) -> Decision:
     return combine(a.findings)
 
 
-def analyze_tool(tool_name: str, tool_input: dict, cwd: str | None, env: dict[str, str]) -> Decision:
+def analyze_tool(tool_name: str, tool_input: dict, cwd: str | None, env: dict[str, str],
+                 mcp_allow: list[str] | None = None, mcp_deny: list[str] | None = None) -> Decision:
     if tool_name in ("Bash", "PowerShell"):
         cmd = tool_input.get("command")
         if not isinstance(cmd, str):
@@ -324,7 +325,22 @@ def analyze_tool(tool_name: str, tool_input: dict, cwd: str | None, env: dict[st
         judge_write(a, path, f"{tool_name} of {path}")
         rules_self.file_content(a, path, _new_text(tool_input), f"{tool_name} of {path}")
         return combine(a.findings)
-    return Decision("allow", [])
+    return _other_tool(tool_name, tool_input, cwd, env, mcp_allow, mcp_deny)
+
+
+def _other_tool(tool_name: str, tool_input: dict, cwd: str | None, env: dict[str, str],
+                mcp_allow: list[str] | None = None, mcp_deny: list[str] | None = None) -> Decision:
+    """Read/Grep/Glob, WebFetch/WebSearch and MCP tools (:mod:`.rules_tools`); anything else is allowed."""
+    from . import rules_tools
+
+    a = Analyzer(targets.make_ctx(cwd, env))
+    if tool_name in rules_tools.READ_TOOLS:
+        rules_tools.reads(a, tool_name, tool_input)
+    elif tool_name in rules_tools.WEB_TOOLS:
+        rules_tools.web(a, tool_name, tool_input)
+    elif tool_name.startswith("mcp__"):
+        rules_tools.mcp(a, tool_name, tool_input, mcp_allow or [], mcp_deny or [])
+    return combine(a.findings)
 
 
 def _new_text(tool_input: dict) -> str:

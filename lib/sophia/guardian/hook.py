@@ -29,12 +29,11 @@ def decide(payload: dict[str, Any], env: dict[str, str]) -> dict[str, Any]:
     from .config import load
 
     settings = load(paths.home_str(env))
-    tool = payload.get("tool_name") or ""
+    tool = payload.get("tool_name") if isinstance(payload.get("tool_name"), str) else ""
     raw_in = payload.get("tool_input")
     tin: dict[str, Any] = raw_in if isinstance(raw_in, dict) else {}
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else env.get("PWD")
-    subject = tin.get("command") if tool == "Bash" else (tin.get("file_path") or tin.get("notebook_path"))
-    subject = subject if isinstance(subject, str) else ""
+    subject = _subject(tool, tin)
     out: dict[str, Any] = {"tool": tool, "subject": subject, "mode": settings.mode, "notes": settings.notes}
     for pat in settings.deny:
         if subject and pat.search(subject):
@@ -45,12 +44,24 @@ def decide(payload: dict[str, Any], env: dict[str, str]) -> dict[str, Any]:
         if subject and pat.search(subject):
             out.update(decision="allow", rule="config_allow", reason=f"allowed by guardian.allow {pat.pattern!r}")
             return out
-    d = analyze_tool(tool, tin, cwd, env)
+    d = analyze_tool(tool, tin, cwd, env, settings.mcp_allow, settings.mcp_deny)
     top = d.top
     out.update(decision=d.level, rule=top.rule if top else "", reason=top.reason() if top else "")
     if d.findings and len(d.findings) > 1:
         out["also"] = [f.reason() for f in d.findings if f is not top][:3]
     return out
+
+
+def _subject(tool: str, tin: dict[str, Any]) -> str:
+    """What guardian.allow / guardian.deny patterns match: the command, the path, the URL or query, or
+    an MCP tool's name."""
+    if tool.startswith("mcp__"):
+        return tool
+    for key in ("command", "file_path", "notebook_path", "path", "url", "query", "pattern"):
+        v = tin.get(key)
+        if isinstance(v, str) and v:
+            return v
+    return ""
 
 
 def emit(decision: str, reason: str, note: str = "") -> str:
