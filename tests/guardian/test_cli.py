@@ -97,3 +97,27 @@ def test_apply_unreadable_source(s3_env: dict[str, str], tmp_path: Path) -> None
 def test_apply_error_envelope_is_logged(sophia_home: Path) -> None:
     res = apply_guardian(_envelope(status="error", result={}, error="model refused"))
     assert res["logged"] and res["status"] == "error" and res["passed"] is None
+
+
+def test_stats_sums_the_log_per_rule_and_day_and_skips_a_torn_line(tmp_path: Path) -> None:
+    """`s3 guardian stats`: what the real hook logged, per decision, rule and day; a torn line is counted."""
+    from .conftest import hook_env, payload, read_log, run_hook
+
+    sh = tmp_path / "sh"
+    sh.mkdir()
+    env = hook_env(sh, SOPHIA_GUARDIAN_SYNC_LOG="1")
+    for cmd in ("rm -rf ~", "git push --force origin main", "rm -rf ~/old-stuff", "rm -rf ~/old-stuff"):
+        run_hook(payload(command=cmd), env)
+    read_log(sh / "logs" / "guardian_blocks.jsonl", 4)
+    with open(sh / "logs" / "guardian_blocks.jsonl", "a") as fh:
+        fh.write('{"decision": "deny", "ru')
+    cli_env = {**env, "SOPHIA_HOME": str(sh), "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "lib")}
+    res = run_s3(["guardian", "stats", "--json"], cli_env)
+    assert res.returncode == 0, res.stderr
+    data = json.loads(res.stdout)
+    assert data["total"] == 4 and data["unreadable_lines"] == 1
+    assert data["by_decision"] == {"deny": 2, "ask": 2}
+    assert {(r["rule"], r["decision"]) for r in data["by_rule"]} >= {("rm_recursive", "deny")}
+    assert data["top_asked"][0]["count"] == 2 and "old-stuff" in data["top_asked"][0]["command"]
+    text = run_s3(["guardian", "stats"], cli_env).stdout
+    assert "2 denied, 2 asked" in text and "Most asked:" in text

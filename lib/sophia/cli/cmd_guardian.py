@@ -1,4 +1,4 @@
-"""s3 guardian check / apply: test the tier-1 decision, record a tier-3 audit."""
+"""s3 guardian check / stats / apply: test the tier-1 decision, see what it did, record a tier-3 audit."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from .output import GUARDIAN_EXIT, emit_json, usage
 
 guardian_app = typer.Typer(
     name="guardian",
-    help="The guardian: see what it decides for a command, and record s3-guardian audits.",
+    help="The guardian: see what it decides for a command, what it did for you, and record s3-guardian audits.",
     no_args_is_help=True,
     rich_markup_mode="markdown",
 )
@@ -65,6 +65,41 @@ def check(
     else:
         _say(res, effective)
     raise typer.Exit(GUARDIAN_EXIT.get(res["decision"], 0))
+
+
+@guardian_app.command("stats")
+def stats(
+    days: Annotated[int, typer.Option("--days", min=1, max=3650, help="Look this many days back.")] = 30,
+    top: Annotated[int, typer.Option("--top", min=0, max=100, help="How many of the most asked commands to list.")] = 10,
+    json_out: JsonOpt = False,
+) -> None:
+    """What the guardian did for you: denies and asks per day and per rule, and the commands it asked
+    about most (from logs/guardian_blocks.jsonl; allowed calls are not logged)."""
+    from .. import paths
+    from ..guardian import stats as gstats
+
+    entries, bad = gstats.read(paths.sophia_home())
+    data = gstats.summarize(entries, days=days, top=top)
+    data["unreadable_lines"] = bad
+    if json_out:
+        emit_json(data)
+        return
+    by = data["by_decision"]
+    typer.echo(f"Last {days} days: {by.get('deny', 0)} denied, {by.get('ask', 0)} asked"
+               + (f" ({bad} unreadable log lines skipped)" if bad else ""))
+    if not data["total"]:
+        typer.echo("Nothing was denied or asked about.")
+        return
+    typer.echo("By rule:")
+    for r in data["by_rule"]:
+        typer.echo(f"  {r['count']:>5}  {r['decision']:<4}  {r['rule']}")
+    typer.echo("By day:")
+    for d in data["by_day"][-14:]:
+        typer.echo(f"  {d['day']}  deny {d.get('deny', 0)}  ask {d.get('ask', 0)}")
+    if data["top_asked"]:
+        typer.echo("Most asked:")
+        for c in data["top_asked"]:
+            typer.echo(f"  {c['count']:>5}  {c['command']}")
 
 
 def _say(res: dict[str, Any], effective: str) -> None:

@@ -29,7 +29,8 @@ def decide(payload: dict[str, Any], env: dict[str, str]) -> dict[str, Any]:
     from .config import load
 
     settings = load(paths.home_str(env))
-    tool = payload.get("tool_name") if isinstance(payload.get("tool_name"), str) else ""
+    raw_tool = payload.get("tool_name")
+    tool: str = raw_tool if isinstance(raw_tool, str) else ""
     raw_in = payload.get("tool_input")
     tin: dict[str, Any] = raw_in if isinstance(raw_in, dict) else {}
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else env.get("PWD")
