@@ -116,3 +116,59 @@ def backfill(
         emit_json(data)
     else:
         _say_backfill(data, dry_run)
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{round(x * 100)}%"
+
+
+def _week_line(w: dict[str, Any]) -> str:
+    return (f"  {w['week']:<9} {w['episodes']:>8} {w['steps_per_episode']:>9} {_pct(w['failure_rate']):>8} "
+            f"{_pct(w['success_rate']):>8} {w['repeated_errors']:>9}")
+
+
+def _say_project(c: Any, p: dict[str, Any]) -> None:
+    c.print(f"\n{p['project'] or '(no project)'}: {_n(p['episodes'], 'episode')}, {p['steps_per_episode']} steps "
+            f"per episode, failure rate {_pct(p['failure_rate'])}, success {_pct(p['success_rate'])}, "
+            f"{_n(p['repeated_errors'], 'repeated error')}", markup=False)
+    c.print(f"  {'week':<9} {'episodes':>8} {'steps/ep':>9} {'failure':>8} {'success':>8} {'repeated':>9}",
+            markup=False)
+    for w in p["weeks"]:
+        c.print(_week_line(w), markup=False)
+    for cl in p["clusters"]:
+        first, last = cl["weeks"][0], cl["weeks"][-1]
+        change = (f": {first['steps_per_episode']} -> {last['steps_per_episode']} steps, failure rate "
+                  f"{_pct(first['failure_rate'])} -> {_pct(last['failure_rate'])} ({first['week']} -> {last['week']})"
+                  if len(cl["weeks"]) > 1 else f": {cl['steps_per_episode']} steps per episode")
+        c.print(f"  task \"{cl['task']}\" ({_n(cl['episodes'], 'episode')}){change}", markup=False)
+
+
+@app.command()
+def metrics(
+    project: Annotated[Path | None, typer.Option("--project", metavar="PATH",
+                                                 help="Only this project (its git root, as episodes record it).")]
+    = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Growth over time: steps per episode, failure rate, success and repeated errors, per project and
+    recurring task, per week.
+
+    Counted over non-trivial episodes (2 tool calls or more). A task is a cluster of a project's episodes
+    whose keywords overlap; a repeated error is one an earlier episode of the project already met. The
+    trend compares the last 4 weeks with the 4 before (5 episodes in each at least).
+    """
+    from ..learning.metrics import series, trend_line
+
+    data = series(_home(), str(project.expanduser().resolve()) if project else None)
+    if json_out:
+        emit_json(data)
+        return
+    c = console()
+    if not data["episodes"]:
+        c.print("No episodes to measure yet (run `s3 backfill` to read your past sessions).", markup=False)
+        return
+    line = trend_line(data["trend"])
+    c.print(f"Trend: {line}" if line else "Trend: not enough episodes yet (5 in each of the last two 4-week "
+            "windows)", markup=False)
+    for p in data["projects"]:
+        _say_project(c, p)

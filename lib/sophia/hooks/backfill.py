@@ -345,9 +345,18 @@ def run(home: Path, root: Path, opts: Options) -> Report:
         report.digests_queued = digests.queued
         if digests.queued and opts.start_worker:
             report.worker = _start_worker(home)
+        _warm_metrics(home)
     finally:
         os.close(fd)
     return report
+
+
+def _warm_metrics(home: Path) -> None:
+    """Read the new episodes into the growth metrics' cache now, so the next ``s3 status`` need not."""
+    from ..learning import metrics
+
+    with contextlib.suppress(Exception):  # a cache: status builds it itself
+        metrics.rows(home)
 
 
 def _start_worker(home: Path) -> int | None:
