@@ -31,9 +31,9 @@ def _progress_bar(total_hint: list[int]) -> tuple[Any, Any]:
                    TextColumn("{task.description}"), console=Console(stderr=True), transient=True)
     task = bar.add_task("", total=None)
 
-    def advance(done: int, total: int, path: Path) -> None:
+    def advance(done: int, total: int, path: Path | None) -> None:
         total_hint[0] = done
-        bar.update(task, completed=done, total=total, description=path.parent.name[-40:])
+        bar.update(task, completed=done, total=total, description=path.parent.name[-40:] if path else "")
 
     return bar, advance
 

@@ -55,7 +55,7 @@ class Options:
     dry_run: bool = False
     digest: bool = True  # queue digests (within the caps) when learning is on
     start_worker: bool = True
-    progress: Any = None  # called after each transcript with (done, total, path)
+    progress: Any = None  # called with (0, total, None), then after each transcript with (done, total, path)
 
 
 @dataclass
@@ -338,6 +338,8 @@ def run(home: Path, root: Path, opts: Options) -> Report:
             return report
         cfg = load(config_path(home))[0]
         digests = Digests(home, cfg, opts.digest)
+        if opts.progress:
+            opts.progress(0, len(todo), None)
         for i, t in enumerate(todo, 1):
             _one(home, record, t, digests, report)
             if opts.progress:
