@@ -33,6 +33,7 @@ def _register() -> None:
         cmd_digest,
         cmd_embed,
         cmd_guardian,
+        cmd_learning,
         cmd_memory,
         cmd_recall,
         cmd_reflect,

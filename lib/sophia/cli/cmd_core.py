@@ -77,10 +77,13 @@ def _status_data(home: Path) -> dict[str, Any]:
     entries = index.get("entries", [])
     from ..config_defaults import load as load_config
     from ..learning.ledger import summary as digest_summary
+    from ..learning.metrics import status_trend
 
+    cfg = load_config(paths.config_path(home))[0]
     return {
         "home": str(home),
-        "digests": digest_summary(home, bool(load_config(paths.config_path(home))[0].get("learning_enabled"))),
+        "digests": digest_summary(home, bool(cfg.get("learning_enabled")), cfg),
+        "growth": status_trend(home),
         "self_model": sm.model_dump(mode="json"),
         "episodes": {
             "total": int(index.get("total_episodes") or len(entries)),
@@ -119,6 +122,7 @@ def _render_status(data: dict[str, Any]) -> None:
     from rich.table import Table
 
     from ..learning.ledger import summary_line
+    from ..learning.metrics import trend_line
 
     c = console()
     sm = data["self_model"]
@@ -150,6 +154,9 @@ def _render_status(data: dict[str, Any]) -> None:
     c.print(f"- Last session: {sm.get('last_session') or 'never'}")
     c.print(f"- Last reflection: {sm.get('last_reflection') or 'never'}")
     c.print(f"- {summary_line(data['digests'])}")
+    growth = trend_line(data["growth"])
+    if growth:
+        c.print(f"- Growth: {growth}", markup=False)
     c.print("\n[bold]### Recent Episodes[/bold]")
     if not eps["recent"]:
         c.print("- none yet")

@@ -131,13 +131,17 @@ def rotate_buffers(home: Path, now: float | None = None, days: int = ROTATE_AFTE
     return removed
 
 
-def process(payload: dict[str, Any], home: Path | None = None) -> dict[str, Any]:
-    """Do the work for one Stop / SessionEnd payload. Returns a small report (for tests/logs)."""
+def process(payload: dict[str, Any], home: Path | None = None, *, past: bool = False) -> dict[str, Any]:
+    """Do the work for one Stop / SessionEnd payload. Returns a small report (for tests/logs).
+
+    ``past``: a session that ended long ago (``s3 backfill``): the episode's end is the transcript's last
+    entry, and nothing is launched or rotated (the caller learns from it itself)."""
     sid = safe_session(payload.get("session_id"))
     skipped = _skip_reason(payload, sid)
     if skipped or not sid:
         return {"skipped": skipped}
     run = _Run(payload, home or paths.sophia_home(), sid)
+    run.past = past
     cfg = load_config(run.home)
     sp = state_file(run.home, sid)
     with locked(sp, timeout=1.0):
@@ -147,7 +151,8 @@ def process(payload: dict[str, Any], home: Path | None = None) -> dict[str, Any]
         _write_state(sp, run.state)
     if episode is not None:
         _index(run, episode)
-    if run.final:
+    run.report["bad_lines"] = int(run.tstate.get("bad_lines") or 0)
+    if run.final and not past:
         run.report["rotated"] = rotate_buffers(run.home)
         if episode is not None:
             _reflect(run, cfg, episode)
@@ -158,7 +163,7 @@ def process(payload: dict[str, Any], home: Path | None = None) -> dict[str, Any]
 class _Run:
     """One Stop / SessionEnd run: its payload and home, and the session state it holds under the lock."""
 
-    __slots__ = ("payload", "home", "sid", "final", "report", "state", "tstate", "buffer", "project", "now")
+    __slots__ = ("payload", "home", "sid", "final", "report", "state", "tstate", "buffer", "project", "now", "past")
 
     def __init__(self, payload: dict[str, Any], home: Path, sid: str) -> None:
         self.payload, self.home, self.sid = payload, home, sid
@@ -169,6 +174,7 @@ class _Run:
         self.buffer: list[dict[str, Any]] = []
         self.project: str | None = None
         self.now = ""
+        self.past = False
 
     def text(self, key: str) -> str | None:
         value = self.payload.get(key)
@@ -242,8 +248,10 @@ def _build_episode(run: _Run, episode_id: str) -> dict[str, Any]:
     reason = run.text("reason")
     if run.final and reason is not None:
         extra["end_reason"] = reason[:40]
+    ended = run.tstate.get("last_ts") if run.past else None
     episode = episode_mod.build_episode(
-        session_id=run.sid, episode_id=episode_id, buffer=run.buffer, transcript=run.tstate, now=run.now,
+        session_id=run.sid, episode_id=episode_id, buffer=run.buffer, transcript=run.tstate,
+        now=ended if isinstance(ended, str) and ended else run.now,
         end_trigger="session_end" if run.final else "stop_hook", last_message=run.text("last_assistant_message"),
         project=run.project, git_branch=branch, git_commit=commit, carry=run.state.get("carry"), extra=extra,
     )

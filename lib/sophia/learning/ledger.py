@@ -80,14 +80,21 @@ def cap_reason(home: Path, cfg: dict[str, Any], job_id: str = "") -> str | None:
     return None
 
 
-def summary(home: Path, enabled: bool) -> dict[str, Any]:
-    """What ``s3 status`` shows: the switch, the queue's counts, today's spend."""
+def summary(home: Path, enabled: bool, cfg: dict[str, Any] | None = None) -> dict[str, Any]:
+    """What ``s3 status`` shows: the switch, the queue's counts, today's spend (with ``cfg``: against the
+    caps, and why no job may run today when a cap is reached)."""
     from .queue import counts
 
-    return {"enabled": enabled, **counts(home), "today": today(home)}
+    out = {"enabled": enabled, **counts(home), "today": today(home)}
+    if cfg is not None:
+        out["caps"] = {"jobs": cfg.get("learning_daily_max_jobs", 20), "usd": cfg.get("learning_daily_max_usd", 0.5)}
+        out["stopped"] = cap_reason(home, cfg)
+    return out
 
 
 def summary_line(s: dict[str, Any]) -> str:
-    t = s["today"]
+    t, caps = s["today"], s.get("caps")
+    limits = f" (caps {caps['jobs']} jobs, ${caps['usd']:.2f} a day)" if caps else ""
+    stopped = f"; no more today: {s['stopped']}" if s.get("stopped") else ""
     return (f"Digests: learning {'on' if s['enabled'] else 'off'}; {s['pending']} pending, {s['done']} done, "
-            f"{s['parked']} parked; today {t['jobs']} jobs, ${t['cost_usd']:.2f}")
+            f"{s['parked']} parked; today {t['jobs']} jobs, ${t['cost_usd']:.2f}{limits}{stopped}")
