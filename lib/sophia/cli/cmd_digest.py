@@ -45,7 +45,8 @@ def list_jobs(json_out: JsonOpt = False) -> None:
 
     home = _home()
     jobs = queue.jobs(home)
-    summary = ledger.summary(home, bool(load(config_path(home))[0].get("learning_enabled")))
+    cfg = load(config_path(home))[0]
+    summary = ledger.summary(home, bool(cfg.get("learning_enabled")), cfg)
     if json_out:
         emit_json({"jobs": jobs, "summary": summary})
         return
