@@ -121,3 +121,35 @@ def test_stats_sums_the_log_per_rule_and_day_and_skips_a_torn_line(tmp_path: Pat
     assert data["top_asked"][0]["count"] == 2 and "old-stuff" in data["top_asked"][0]["command"]
     text = run_s3(["guardian", "stats"], cli_env).stdout
     assert "2 denied, 2 asked" in text and "Most asked:" in text
+
+
+def test_allow_once_lets_exactly_the_denied_call_through_until_it_expires(tmp_path: Path) -> None:
+    """The user grants the call just denied: the same call passes (logged), another one does not, an agent
+    cannot grant itself, and an expired grant allows nothing."""
+    from sophia.guardian import grants
+
+    from .conftest import hook_env, payload, read_log, run_hook
+
+    sh = tmp_path / "sh"
+    sh.mkdir()
+    env = hook_env(sh, SOPHIA_GUARDIAN_SYNC_LOG="1")
+    cli_env = {**env, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "lib")}
+    log = sh / "logs" / "guardian_blocks.jsonl"
+    denied = payload(command="git push --force origin main")
+    assert run_s3(["guardian", "allow-once", "--yes"], cli_env).returncode == 1  # nothing blocked yet
+    assert run_hook(denied, env).decision == "deny"
+    read_log(log, 1)
+    res = run_s3(["guardian", "allow-once", "--yes", "--minutes", "5", "--json"], cli_env)
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout)["command"] == "git push --force origin main"
+    again = run_hook(denied, env)
+    assert again.decision == "allow" and "allow-once" in again.stdout
+    assert run_hook(payload(command="git push --force origin release"), env).decision == "deny"
+    lines = [json.loads(x) for x in read_log(log, 4)]
+    assert [x["decision"] for x in lines][:4] == ["deny", "grant", "allowed_once", "deny"]
+    agent = run_hook(payload(command="s3 guardian allow-once --yes"), env)
+    assert agent.decision == "deny" and "only the user" in agent.reason
+    data = json.loads((sh / "logs" / grants.GRANTS).read_text())
+    data["grants"][0]["until"] = 1.0
+    (sh / "logs" / grants.GRANTS).write_text(json.dumps(data))
+    assert run_hook(denied, env).decision == "deny"

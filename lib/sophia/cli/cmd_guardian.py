@@ -102,6 +102,39 @@ def stats(
             typer.echo(f"  {c['count']:>5}  {c['command']}")
 
 
+@guardian_app.command("allow-once")
+def allow_once(
+    match: Annotated[str, typer.Option("--match", "-m", help="Pick the newest blocked call whose command holds this text.")] = "",
+    minutes: Annotated[float, typer.Option("--minutes", min=0.5, max=60, help="How long the grant lasts.")] = 10,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+    json_out: JsonOpt = False,
+) -> None:
+    """Let exactly the call the guardian just denied or asked about through, for a few minutes.
+
+    Run it yourself, in your own terminal: an agent running it is denied. The grant matches the exact
+    command (or path, URL, MCP tool), is logged, and expires; Claude Code's own permission rules still apply.
+    """
+    from .. import paths
+    from ..guardian import grants
+    from ..guardian import stats as gstats
+    from .output import fail
+
+    home = paths.sophia_home()
+    entry = grants.latest_blocked(gstats.read(home)[0], match)
+    if entry is None:
+        fail("no denied or asked call in the guardian's log" + (f" whose command holds {match!r}" if match else ""))
+    if not yes and not json_out and sys.stdin.isatty():
+        typer.confirm(f"Allow for {minutes:g} min: {entry.get('command')!s:.300}\n({entry.get('reason')})?", abort=True)
+    try:
+        g = grants.grant(str(home), entry, minutes)
+    except ValueError as exc:
+        fail(str(exc))
+    if json_out:
+        emit_json({k: g[k] for k in ("tool", "command", "rule", "until_iso")})
+    else:
+        typer.echo(f"Allowed until {g['until_iso']}: {g['command']}")
+
+
 def _say(res: dict[str, Any], effective: str) -> None:
     line = f"{res['decision'].upper()}"
     if res["reason"]:

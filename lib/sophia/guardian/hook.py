@@ -125,9 +125,17 @@ def run(raw: bytes, env: dict[str, str]) -> str:
     mode = res["mode"]
     if decision == "allow" or mode == "off":
         return json.dumps({"systemMessage": note}) if note else ""
-    PENDING_LOG.append((home, {"decision": decision, "mode": mode, "tool": res["tool"], "rule": res["rule"],
-                               "reason": res["reason"], "command": res["subject"], "cwd": payload.get("cwd"),
-                               "session_id": payload.get("session_id")}))
+    from .grants import granted, subject_sha
+
+    entry = {"decision": decision, "mode": mode, "tool": res["tool"], "rule": res["rule"], "reason": res["reason"],
+             "command": res["subject"], "cwd": payload.get("cwd"), "session_id": payload.get("session_id"),
+             "subject_sha": subject_sha(res["tool"], res["subject"])}
+    grant = granted(home, res["tool"], res["subject"])
+    if grant:
+        PENDING_LOG.append((home, dict(entry, decision="allowed_once", would_have=decision)))
+        msg = f"Sophia guardian: allowed by the user's s3 guardian allow-once (until {grant.get('until_iso')})."
+        return json.dumps({"systemMessage": (note + " " if note else "") + msg})  # Claude Code's own rules still apply
+    PENDING_LOG.append((home, entry))
     if mode == "warn":
         msg = f"Sophia guardian (warn mode) would have {'denied' if decision == 'deny' else 'asked about'} this: " \
               f"{res['reason']}"

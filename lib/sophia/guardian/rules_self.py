@@ -6,7 +6,7 @@ creed) are judged by :func:`targets.write_level` like any sensitive path. Here a
 - ``disableAllHooks``: set through any command (``jq``, ``claude --settings``, ``echo ... >``) or a
   Write/Edit of a JSON file that sets it;
 - ``claude config set|add|remove`` on a hooks key; ``claude plugin uninstall|disable`` of this kit;
-- ``s3 uninstall`` and the kit's ``uninstall.sh``.
+- ``s3 uninstall``, ``s3 guardian allow-once`` and the kit's ``uninstall.sh``.
 
 Each is denied with a reason that tells the user how to make the change themselves.
 """
@@ -65,6 +65,8 @@ def claude(a: Analyzer, call: Call) -> None:
 def s3(a: Analyzer, call: Call) -> None:
     if call.args[:1] == ["uninstall"]:
         deny(a, f"`{call.show()}` uninstalls the Sophia kit and its guardian")
+    elif call.args[:2] == ["guardian", "allow-once"]:
+        deny(a, f"`{call.show()}` would let a call the guardian stopped through; only the user may grant that")
 
 
 def uninstall_script(a: Analyzer, call: Call) -> None:
