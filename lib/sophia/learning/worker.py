@@ -37,10 +37,10 @@ from ..locking import try_flock
 from . import headless, ledger, queue
 
 BACKOFFS = (60.0, 600.0, 3600.0)  # wait after failed attempt 1, 2, 3; the attempt after the last one parks
-PROMPT_DIR = Path(__file__).with_name("prompts")  # the stage prompts (a later increment ships them)
-PROMPT_DIR_ENV = "SOPHIA_DIGEST_PROMPTS"  # another prompt folder for the detached worker (own prompts, tests)
+PROMPT_DIR = queue.PROMPT_DIR  # the stage prompts (SOPHIA_DIGEST_PROMPTS names another folder)
 MAX_WAIT = 120.0  # an idle worker waits this long at most for a job whose retry is due soon
 READ_ONLY = "Read,Glob,Grep"
+IDLE = "idle: no job is due"
 
 
 class Stage:
@@ -50,11 +50,13 @@ class Stage:
         self.name, self.apply_kind, self.tools = name, apply_kind, tools
 
 
-STAGES: dict[str, tuple[Stage, ...]] = {
-    "session": (Stage("extract", "extraction", READ_ONLY),
-                Stage("reflect", "reflection", READ_ONLY + ",Bash(s3 recall:*),Bash(s3 list:*)")),
-    "consolidation": (Stage("consolidate", "consolidation", READ_ONLY + ",Bash(s3 list:*)"),),
-}
+_STAGE = {s.name: s for s in (
+    Stage("extract", "extraction", READ_ONLY),
+    Stage("reflect", "reflection", READ_ONLY + ",Bash(s3 recall:*),Bash(s3 list:*)"),
+    Stage("consolidate", "consolidation", READ_ONLY + ",Bash(s3 list:*)"),
+)}
+STAGES: dict[str, tuple[Stage, ...]] = {kind: tuple(_STAGE[n] for n in names)
+                                        for kind, names in queue.STAGES_OF.items()}
 
 
 class Settings:
@@ -106,15 +108,29 @@ def config(home: Path) -> dict[str, Any]:
 
 
 def drain(st: Settings) -> dict[str, Any]:
-    """Run due jobs until the queue is idle (or one job with ``once``). Returns what happened."""
+    """Run due jobs until the queue is idle (or one job with ``once``). Returns what happened.
+
+    The lost wake-up: a hook that enqueues while this worker, idle, is about to let go of its lock sees
+    the lock held and starts no worker. So after letting go, an idle worker looks once more for a due
+    job (the hook wrote its job before it looked at the lock) and, if there is one, takes the lock again
+    (or leaves the job to the worker that the hook started meanwhile)."""
     summary: dict[str, Any] = {"ran": 0, "done": 0, "retry": 0, "parked": 0, "held": 0, "stopped": ""}
-    with worker_lock(st.home) as mine:
-        if mine:
-            for jid in queue.recover(st.home):
-                st.say(f"{jid}: back in pending (its worker died mid-job)")
-        summary["stopped"] = _loop(st, summary) if mine else "another digest worker is running"
+    while True:
+        with worker_lock(st.home) as mine:
+            if mine:
+                for jid in queue.recover(st.home):
+                    st.say(f"{jid}: back in pending (its worker died mid-job)")
+            summary["stopped"] = _loop(st, summary) if mine else "another digest worker is running"
+        if not (mine and summary["stopped"] == IDLE and _due(st.home)):
+            break
+        st.say("a job came in as the worker went idle: draining again")
     st.say(f"digest worker stops: {summary['stopped']}")
     return summary
+
+
+def _due(home: Path) -> bool:
+    now = time.time()
+    return any(float(j.get("next_try_at") or 0) <= now for j in queue.jobs(home, ("pending",)) if j.get("kind"))
 
 
 def _loop(st: Settings, summary: dict[str, Any]) -> str:
@@ -129,7 +145,7 @@ def _loop(st: Settings, summary: dict[str, Any]) -> str:
         job = queue.claim(st.home)
         if job is None:
             if not _wait_for_due(st):
-                return "idle: no job is due"
+                return IDLE
             continue
         summary["ran"] += 1
         state = run_job(st, job, cfg)
@@ -150,8 +166,8 @@ def _wait_for_due(st: Settings) -> bool:
 def _note_pending(home: Path, reason: str) -> None:
     """Say on every pending job why it waits (nothing else about it changes)."""
     for job in queue.jobs(home, ("pending",)):
-        if job.get("kind") and job.get("reason") != reason:
-            queue.move(home, job, "pending", reason, float(job.get("next_try_at") or 0))
+        if job.get("kind"):
+            queue.note(home, job["id"], reason)
 
 
 def run_job(st: Settings, job: dict[str, Any], cfg: dict[str, Any]) -> str:
@@ -247,7 +263,7 @@ def stage_prompt(st: Settings, job: dict[str, Any], stage: Stage) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m sophia.learning.worker", description=__doc__.split("\n")[0])
     ap.add_argument("--once", action="store_true", help="run at most one job")
-    ap.add_argument("--prompt-dir", type=Path, default=Path(os.environ.get(PROMPT_DIR_ENV) or PROMPT_DIR))
+    ap.add_argument("--prompt-dir", type=Path, default=queue.prompt_dir())
     ap.add_argument("--backoffs", default=",".join(f"{b:g}" for b in BACKOFFS), help="seconds, comma-separated")
     ap.add_argument("--max-wait", type=float, default=MAX_WAIT)
     a = ap.parse_args(argv)
