@@ -46,7 +46,7 @@ if mode == "garbage":
     print("this is not json")
     sys.exit(0)
 prompt = sys.argv[2]
-if "STAGE=extract" in prompt:
+if "STAGE=extract" in prompt or "Stage 1 of 2" in prompt:  # the test prompts, or the kit's own
     answer = {{"atomic_facts": [{{"fact": f"fake fact from call {{n}}"}}]}}
 else:
     answer = {{"heuristics": [{{"trigger_concept": "testing", "rule_content": f"run the tests first (call {{n}})"}}]}}
@@ -365,9 +365,10 @@ def test_s3_digest_commands(home: Path, s3_env: dict[str, str]) -> None:
     assert json.loads(run_s3(["status", "--json"], s3_env).stdout)["digests"]["today"]["runs"] == 2
 
 
-def test_start_worker_detaches_one_worker(home: Path) -> None:
+def test_start_worker_detaches_one_worker(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """What a hook will call: nothing starts while a worker holds the lock; otherwise it returns at once
     (the worker here stops for want of prompts, which leaves the job pending with that reason)."""
+    monkeypatch.setenv(queue.PROMPT_DIR_ENV, str(home / "nowhere"))
     queue.enqueue(home, "sess-1")
     with worker.worker_lock(home) as mine:
         assert mine and queue.worker_running(home)

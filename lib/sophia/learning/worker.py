@@ -216,14 +216,15 @@ def _run_stage(st: Settings, job: dict[str, Any], stage: Stage, cfg: dict[str, A
         st.say(f"{job['id']}: stage {stage.name} (headless claude)")
         out = headless.run(prompt, home=st.home, allowed_tools=stage.tools, add_dirs=_dirs(st.home, job),
                            max_turns=cfg["reflection_max_turns"],  # checked by config_defaults.load
-                           timeout=float(cfg["reflection_timeout_seconds"]))
+                           timeout=float(cfg["reflection_timeout_seconds"]), model=cfg.get("learning_model"))
         ledger.record(st.home, job["id"], stage.name, out)
         if not out.ok:
             raise Failed(out.reason)
         try:
-            write_json_atomic(saved, headless.json_answer(out.text))
+            answer = headless.json_answer(out.text)
         except ValueError as exc:
             raise Failed(str(exc)) from None
+        write_json_atomic(saved, bind_episode(answer, stage, episode_of(st.home, job)))
     _apply(st, job, stage, saved)
 
 
@@ -242,22 +243,103 @@ def _apply(st: Settings, job: dict[str, Any], stage: Stage, saved: Path) -> None
 
 
 def _dirs(home: Path, job: dict[str, Any]) -> list[str]:
-    dirs = [str(home)]
-    if job.get("transcript"):
-        dirs.append(str(Path(job["transcript"]).parent))
-    return dirs
+    """The folders the run may read: the home only. The prompt carries the condensed session; the raw
+    transcript (hundreds of thousands of tokens) stays out of reach."""
+    return [str(home)]
 
 
 def stage_prompt(st: Settings, job: dict[str, Any], stage: Stage) -> str:
-    """The stage's prompt with ``$session_id``, ``$transcript``, ``$cwd``, ``$summary``, ``$home``,
-    ``$job_id`` filled in. No prompt file: the worker stops (the job waits, it has done nothing wrong)."""
+    """The stage's prompt with its ``$name`` fields filled in (:func:`prompt_fields`). No prompt file: the
+    worker stops (the job waits, it has done nothing wrong)."""
     p = st.prompt_dir / f"{stage.name}.md"
     try:
         text = p.read_text(encoding="utf-8")
     except OSError:
         raise Stop(f"no digest prompt for stage {stage.name} ({p})") from None
+    tpl = string.Template(text)
+    return tpl.safe_substitute(prompt_fields(st.home, job, set(tpl.get_identifiers())))
+
+
+def prompt_fields(home: Path, job: dict[str, Any], wanted: set[str]) -> dict[str, str]:
+    """What a stage prompt may name: ``$session_id``, ``$transcript``, ``$cwd``, ``$summary``, ``$home``,
+    ``$job_id``, ``$today``, ``$episode_id`` (the session's episode), and, computed only when named,
+    ``$session`` (the condensed session), ``$extracted`` (what stage 1 stored), ``$clusters`` (the
+    consolidation's evidence)."""
     fields = {k: str(job.get(k) or "") for k in ("session_id", "transcript", "cwd", "summary")}
-    return string.Template(text).safe_substitute(fields, home=str(st.home), job_id=job["id"])
+    fields.update(home=str(home), job_id=job["id"], today=time.strftime("%Y-%m-%d"),
+                  episode_id=episode_of(home, job) or "")
+    makers: dict[str, Callable[[], str]] = {
+        "session": lambda: condensed_session(job),
+        "extracted": lambda: _saved_text(result_path(home, job, _STAGE["extract"])),
+        "clusters": lambda: consolidation_evidence(home),
+    }
+    fields.update({k: make() for k, make in makers.items() if k in wanted})
+    return fields
+
+
+def episode_of(home: Path, job: dict[str, Any]) -> str | None:
+    """The job's session's episode: the one the job names, else the newest the episode index has for it."""
+    if job.get("episode"):
+        return str(job["episode"])
+    from ..episode_store import read_index
+
+    try:
+        entries = read_index(home).get("entries") or []
+    except SophiaError:
+        return None
+    return next((str(e["id"]) for e in entries if isinstance(e, dict) and e.get("id")
+                 and e.get("session_id") == job.get("session_id")), None)
+
+
+def condensed_session(job: dict[str, Any]) -> str:
+    """The session as the digest reads it: redacted, within ``condense.BUDGET_TOKENS``, never the raw file."""
+    from . import condense
+
+    summary = str(job.get("summary") or "") or None
+    try:
+        return condense.condense(str(job.get("transcript") or ""), compact=summary)
+    except OSError as exc:
+        if summary:  # the compact summary alone still tells what happened
+            return condense.render(condense.Session(), compact=summary)
+        raise Failed(f"cannot read the transcript {job.get('transcript') or '(none given)'}: "
+                     f"{exc.strerror or exc}") from None
+
+
+def _saved_text(p: Path) -> str:
+    try:
+        return p.read_text(encoding="utf-8")
+    except OSError:
+        return "(nothing: stage 1 stored no result)"
+
+
+def consolidation_evidence(home: Path) -> str:
+    """The unconsolidated episodes clustered (``s3 consolidate --prepare``), without their actions, cut to
+    the same budget as a condensed session."""
+    import json
+
+    from ..memory.prepare import consolidate_pack
+    from . import condense
+
+    pack = consolidate_pack(home)
+    for c in pack["clusters"]:
+        for b in c["episodes"]:
+            b.pop("actions", None)
+    text = json.dumps({k: pack[k] for k in ("clustering", "unconsolidated", "clusters", "noise")},
+                      ensure_ascii=False, default=str)
+    limit = condense.BUDGET_TOKENS * condense.CHARS_PER_TOKEN
+    return text if len(text) <= limit else text[:limit] + " [... cut ...]"
+
+
+def bind_episode(answer: Any, stage: Stage, episode: str | None) -> Any:
+    """Name the session's episode where the answer left it out: the extraction's narrative and the
+    reflection's lessons attach to it (an answer wrapped in an envelope is left as it is)."""
+    if not episode or not isinstance(answer, dict) or "agent_type" in answer:
+        return answer
+    if stage.apply_kind == "extraction" and not answer.get("episode_id"):
+        answer["episode_id"] = episode
+    elif stage.apply_kind == "reflection" and answer.get("episodes_analyzed") in (None, [], [""]):
+        answer["episodes_analyzed"] = [episode]
+    return answer
 
 
 def main(argv: list[str] | None = None) -> int:
