@@ -130,7 +130,6 @@ def run(e2e: ClaudeRun) -> ClaudeRun:
 
 def test_a_session_is_digested_by_itself_and_the_next_session_starts_with_its_lessons(run: ClaudeRun) -> None:
     home = run.home / ".sophia"
-    env = dict(os.environ, HOME=str(run.home), SOPHIA_HOME=str(home), PYTHONPATH=str(REPO / "lib"))
     router = Router([bash(WORKS), bash("mkdir -p build"), {"text": "The tests pass."},  # session 0
                      bash(FAILS), bash(WORKS), {"text": "Fixed: the tests pass in importlib mode."},  # session 1
                      {"text": "Hello again."}])  # session 2
@@ -144,42 +143,14 @@ def test_a_session_is_digested_by_itself_and_the_next_session_starts_with_its_le
         _config(home, learning_enabled=True)
         res = run.run("Make the widgets tests pass", [], model=server)
         assert res.returncode == 0, res.stderr
-        ep1 = res.result.get("session_id")
         # nothing typed: SessionEnd queued the digest and started the worker, which runs both stages
-        assert wait_for(lambda: "done" in _log(home, "digest.log") and "digest worker stops" in _log(home, "digest.log"),
-                        180), _log(home, "digest.log") + _log(home, "learning.log")
+        assert wait_for(lambda: "digest worker stops" in _log(home, "digest.log"), 180), (
+            _log(home, "digest.log") + _log(home, "learning.log"))
+        assert wait_for(lambda: not _worker_running(home), 30)
         digest_log = _log(home, "digest.log")
         assert ": done" in digest_log and "parked" not in digest_log, digest_log
-        assert wait_for(lambda: not _worker_running(home), 30)
-
-        # stage 2 called `s3 recall` through Bash, and its answer came back in the next request
-        assert len(router.stage2) == 2, len(router.stage2)
-        first, second = router.stage2
-        calls = [b for m in second["messages"] if m["role"] == "assistant" and isinstance(m["content"], list)
-                 for b in m["content"] if b.get("type") == "tool_use"]
-        assert [c["input"]["command"] for c in calls] == [RECALL]
-        results = [b for m in second["messages"] if m["role"] == "user" and isinstance(m["content"], list)
-                   for b in m["content"] if b.get("type") == "tool_result"]
-        assert len(results) == 1 and not results[0].get("is_error"), results
-        out = json.dumps(results[0]["content"])
-        assert '\\"results\\"' in out, out[:2000]
-
-        # the state holds the facts, the foresight and the heuristic; the episode carries its lesson
-        episodes = [json.loads(p.read_text()) for p in sorted((home / "episodes").glob("ep_*.json"))]
-        (ep,) = [e for e in episodes if e["session_id"] == ep1]
-        assert ep["id"] in out  # recall found session 1's episode in this home
-        assert [f["text"] for f in _items(home, "facts")] == [FACT]
-        assert [f["source_ids"] for f in _items(home, "facts")] == [[ep["id"]]]
-        assert [f["text"] for f in _items(home, "foresight")] == [FORESIGHT]
-        rules = json.loads((home / "semantic_rules.json").read_text())
-        assert [r["rule_content"] for r in rules] == [HEURISTIC]
-        assert ep["heuristics"] == [HEURISTIC] and ep["error_analysis"] == ANALYSIS
-        assert ep["narrative"].startswith("The tests failed to import widgets")
-        r = run_s3(["recall", "importlib", "--json"], env)
-        hits = {h["id"]: h for h in json.loads(r.stdout)["results"]}
-        assert hits[ep["id"]]["meta"]["heuristics"] == [HEURISTIC], r.stdout[:3000]
-        ledger = [json.loads(x) for x in (home / "digests" / "ledger.jsonl").read_text().splitlines()]
-        assert [(e["stage"], e["ok"]) for e in ledger] == [("extract", True), ("reflect", True)]
+        recall_out = _stage_two_recalled(router)
+        _lessons_kept(run, str(res.result.get("session_id")), recall_out)
 
         # session 2 starts with the lessons
         n = len(server.main_requests)
@@ -192,6 +163,39 @@ def test_a_session_is_digested_by_itself_and_the_next_session_starts_with_its_le
         assert wait_for(lambda: not _worker_running(home), 60)
     finally:
         server.stop()
+
+
+def _stage_two_recalled(router: Router) -> str:
+    """Stage 2 called `s3 recall` through Bash and its answer came back in the next request: that answer."""
+    assert len(router.stage2) == 2, len(router.stage2)
+    second = router.stage2[1]
+    blocks = [b for m in second["messages"] if isinstance(m["content"], list) for b in m["content"]]
+    assert [b["input"]["command"] for b in blocks if b.get("type") == "tool_use"] == [RECALL]
+    results = [b for b in blocks if b.get("type") == "tool_result"]
+    assert len(results) == 1 and not results[0].get("is_error"), results
+    out = json.dumps(results[0]["content"])
+    assert '\\"results\\"' in out, out[:2000]
+    return out
+
+
+def _lessons_kept(run: ClaudeRun, session_id: str, recall_out: str) -> None:
+    """The state holds the facts, the foresight and the heuristic; the episode carries its lesson."""
+    home = run.home / ".sophia"
+    episodes = [json.loads(p.read_text()) for p in sorted((home / "episodes").glob("ep_*.json"))]
+    (ep,) = [e for e in episodes if e["session_id"] == session_id]
+    assert ep["id"] in recall_out  # stage 2's recall found session 1's episode in this home
+    assert [(f["text"], f["source_ids"]) for f in _items(home, "facts")] == [(FACT, [ep["id"]])]
+    assert [f["text"] for f in _items(home, "foresight")] == [FORESIGHT]
+    rules = json.loads((home / "semantic_rules.json").read_text())
+    assert [r["rule_content"] for r in rules] == [HEURISTIC]
+    assert ep["heuristics"] == [HEURISTIC] and ep["error_analysis"] == ANALYSIS
+    assert ep["narrative"].startswith("The tests failed to import widgets")
+    env = dict(os.environ, HOME=str(run.home), SOPHIA_HOME=str(home), PYTHONPATH=str(REPO / "lib"))
+    r = run_s3(["recall", "importlib", "--json"], env)
+    hits = {h["id"]: h for h in json.loads(r.stdout)["results"]}
+    assert hits[ep["id"]]["meta"]["heuristics"] == [HEURISTIC], r.stdout[:3000]
+    ledger = [json.loads(x) for x in (home / "digests" / "ledger.jsonl").read_text().splitlines()]
+    assert [(e["stage"], e["ok"]) for e in ledger] == [("extract", True), ("reflect", True)]
 
 
 def _worker_running(home: Path) -> bool:

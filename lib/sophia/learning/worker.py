@@ -4,14 +4,19 @@ Holds ``run/digest-worker.lock`` (a flock: the kernel drops it when the worker d
 a second worker finds it held and exits at once. On start it puts back in ``pending/`` whatever a
 killed worker left in ``running/``. Per job, the stages of its kind run in order, each one:
 
-1. a guarded headless ``claude -p`` with the stage's prompt (``<prompt dir>/<stage>.md``, ``$name``
-   fields filled from the job) and least-privilege ``--allowedTools``; its cost goes to the ledger;
-2. the JSON it answered is saved to ``digests/results/<job>.<stage>.json`` before anything is applied;
+1. a guarded headless ``claude -p --model <learning_model>`` with the stage's prompt
+   (``prompts/<stage>.md``: ``extract`` then ``reflect`` for a session, ``consolidate``; ``$name`` fields
+   filled by :func:`prompt_fields`, among them the condensed, redacted session, never the raw
+   transcript) and least-privilege ``--allowedTools`` (the reflect stage may run ``s3 recall`` and
+   ``s3 list``: the kit's ``s3`` is put first on PATH); its cost goes to the ledger;
+2. the JSON it answered, bound to the session's episode where it left it out, is saved to
+   ``digests/results/<job>.<stage>.json`` before anything is applied;
 3. that file is applied through ``s3 apply``'s code (``memory.apply.apply_result``), idempotent through
    its ledger, and the stage is recorded in the job.
 
 So a SIGKILL at any instant costs at most one rerun of the stage in flight and never applies a stage
-twice: a saved result is applied again (a no-op if it was) instead of asking the model anew.
+twice: a saved result is applied again (a no-op if it was) instead of asking the model anew. An idle
+worker looks once more for a due job after letting go of its lock (:func:`drain`: no lost wake-up).
 
 A failure (see ``headless``) puts the job back in ``pending/`` after a backoff (1 min, 10 min, 1 h), then
 parks it with its reason. The daily caps stop the worker before a job (or a stage) and leave the job
