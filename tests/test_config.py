@@ -29,7 +29,7 @@ BAD: dict[str, Any] = {
     "embedding_threads": -1, "reflection_trigger": "always", "reflection_every_n_episodes": 0,
     "reflection_max_turns": 500, "reflection_timeout_seconds": 5, "consolidation_min_episodes": "5",
     "learning_enabled": "true", "learning_daily_max_jobs": -1, "learning_daily_max_usd": 1000.0,
-    "learning_exclude_projects": ["relative/path"],
+    "learning_exclude_projects": ["relative/path"], "learning_model": "",
     "current_user": "../etc", "guardian.mode": "loud", "guardian.allow": "x", "guardian.deny": ["("],
     "context.session_start_enabled": "yes", "context.session_start_max_tokens": 50,
     "context.prompt_context_enabled": 1, "context.prompt_context_max_items": 99,

@@ -46,7 +46,7 @@ if mode == "garbage":
     print("this is not json")
     sys.exit(0)
 prompt = sys.argv[2]
-if "STAGE=extract" in prompt:
+if "STAGE=extract" in prompt or "Stage 1 of 2" in prompt:  # the test prompts, or the kit's own
     answer = {{"atomic_facts": [{{"fact": f"fake fact from call {{n}}"}}]}}
 else:
     answer = {{"heuristics": [{{"trigger_concept": "testing", "rule_content": f"run the tests first (call {{n}})"}}]}}
@@ -132,7 +132,7 @@ def test_enqueue_is_idempotent_per_session(home: Path) -> None:
 def test_a_job_runs_both_stages_and_the_ledger_records_its_cost(home: Path) -> None:
     queue.enqueue(home, "sess-1", "/t/a.jsonl", "/proj")
     out = worker.drain(settings(home))
-    assert out["done"] == 1 and out["stopped"].startswith("idle")
+    assert out["done"] == 1 and out["stopped"] == worker.IDLE
     runs = calls(home)
     assert [("STAGE=extract" in c["args"][1]) for c in runs] == [True, False]
     assert all(c["guard"] == "1" for c in runs)
@@ -184,6 +184,39 @@ def test_sigkill_mid_job_then_restart_does_the_job_exactly_once(home: Path, monk
     assert [t for t in texts if t.startswith("run the tests")] == ["run the tests first (call 3)"]
     assert [e["stage"] for e in ledger.entries(home)] == ["extract", "reflect"]  # the killed run reported nothing
     assert "died mid-job" in (paths.logs_dir(home) / "digest.log").read_text()
+
+
+def test_a_job_enqueued_as_the_worker_goes_idle_is_not_lost(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The lost wake-up: the worker has found nothing due and is about to let go of its lock when a hook
+    enqueues a job and, seeing the lock held, starts no worker. The job must not wait for the next session."""
+    real = worker._wait_for_due
+    raced: list[str] = []
+
+    def hook_enqueues_now(st: worker.Settings) -> bool:
+        if raced:
+            return real(st)
+        raced.append(queue.enqueue(home, "late")[1]["id"])
+        assert queue.start_worker(home) is None  # what the hook does: the lock is held, no worker starts
+        return False  # the worker had already decided it was idle
+
+    monkeypatch.setattr(worker, "_wait_for_due", hook_enqueues_now)
+    out = worker.drain(settings(home))
+    assert raced == ["session_late"]
+    assert queue.counts(home) == {"pending": 0, "running": 0, "done": 1, "parked": 0}, queue.jobs(home)
+    assert out["done"] == 1 and out["stopped"] == worker.IDLE
+
+
+def test_no_worker_starts_without_stage_prompts(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker would only stop at once: none is started, and the job says why it waits."""
+    monkeypatch.setenv(queue.PROMPT_DIR_ENV, str(home / "nowhere"))
+    queue.enqueue(home, "sess-1")
+    assert queue.ensure_worker(home) is None
+    (job,) = queue.jobs(home, ("pending",))
+    assert job["reason"] == f"no digest prompt for stage extract ({home / 'nowhere' / 'extract.md'})"
+    assert not (paths.logs_dir(home) / "digest.log").exists(), "a worker was started"
+    monkeypatch.setenv(queue.PROMPT_DIR_ENV, str(home.parents[1] / "prompts"))  # prompts back: it starts
+    assert queue.ensure_worker(home)
+    assert wait_for(lambda: queue.counts(home)["done"] == 1, 60), (paths.logs_dir(home) / "digest.log").read_text()
 
 
 def test_a_saved_result_is_applied_after_a_crash_without_asking_the_model_again(home: Path) -> None:
@@ -332,9 +365,10 @@ def test_s3_digest_commands(home: Path, s3_env: dict[str, str]) -> None:
     assert json.loads(run_s3(["status", "--json"], s3_env).stdout)["digests"]["today"]["runs"] == 2
 
 
-def test_start_worker_detaches_one_worker(home: Path) -> None:
+def test_start_worker_detaches_one_worker(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """What a hook will call: nothing starts while a worker holds the lock; otherwise it returns at once
     (the worker here stops for want of prompts, which leaves the job pending with that reason)."""
+    monkeypatch.setenv(queue.PROMPT_DIR_ENV, str(home / "nowhere"))
     queue.enqueue(home, "sess-1")
     with worker.worker_lock(home) as mine:
         assert mine and queue.worker_running(home)

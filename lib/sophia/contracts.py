@@ -107,6 +107,8 @@ class ReflectionResult(Strict):
     knowledge_gaps_identified: list[RuleText] = Field(default_factory=list)
     suggested_goals: list[str] = Field(default_factory=list, description="s3-introspection")
     links: list[Link] = Field(default_factory=list)
+    error_analysis: str | None = Field(None, description="what went wrong in the analysed episodes and why; "
+                                       "kept on each of them with the heuristics drawn from it")
 
 
 # ---------------------------------------------------------------- consolidation (15.3)

@@ -224,6 +224,7 @@ class Config(_Checked):
     learning_enabled: bool = _setting("learning_enabled")
     learning_daily_max_jobs: int = _setting("learning_daily_max_jobs")
     learning_daily_max_usd: float = _setting("learning_daily_max_usd")
+    learning_model: str = _setting("learning_model")
     learning_exclude_projects: list[str] = _setting("learning_exclude_projects")
     current_user: str = _setting("current_user")
     guardian: GuardianConfig = Field(default_factory=GuardianConfig)

@@ -110,12 +110,15 @@ def digest(home: Path, cfg: dict[str, Any], job: dict[str, Any], python: str | N
     if skip:
         return f"no digest ({skip})"
     state, queued = queue.enqueue(home, str(job["session"]), transcript=job.get("transcript") or "",
-                                  cwd=job.get("cwd") or "", reason="session_end")
+                                  cwd=job.get("cwd") or "", reason="session_end", episode=job.get("episode") or "")
     if state != "pending":
         return f"digest {queued['id']} already {state}"
     py = python
     if py is None:
         return f"digest {queued['id']} pending: no Python with pydantic to run the worker (run install.sh)"
+    held = queue.held_for_prompts(home)
+    if held:
+        return f"digest {queued['id']} pending: {held}"
     pid = queue.ensure_worker(home, py)
     return f"digest {queued['id']} pending; " + (f"worker started (pid {pid})" if pid else "a worker runs")
 

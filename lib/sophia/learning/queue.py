@@ -29,7 +29,12 @@ if TYPE_CHECKING:
     from typing import Any
 
 STATES = ("pending", "running", "done", "parked")
-KINDS = ("session", "consolidation")
+# The stages each kind of job runs, in order; each needs ``<prompt dir>/<stage>.md`` (the worker's STAGES
+# say how each one runs).
+STAGES_OF: dict[str, tuple[str, ...]] = {"session": ("extract", "reflect"), "consolidation": ("consolidate",)}
+KINDS = tuple(STAGES_OF)
+PROMPT_DIR = Path(__file__).with_name("prompts")  # the stage prompts shipped with the kit
+PROMPT_DIR_ENV = "SOPHIA_DIGEST_PROMPTS"  # another prompt folder (own prompts, tests)
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 
 
@@ -82,9 +87,10 @@ def read(path: Path) -> dict[str, Any]:
 
 
 def enqueue(home: Path, session_id: str, transcript: str = "", cwd: str = "", kind: str = "session",
-            reason: str = "", summary: str = "") -> tuple[str, dict[str, Any]]:
+            reason: str = "", summary: str = "", episode: str = "") -> tuple[str, dict[str, Any]]:
     """Queue a digest of ``session_id`` (or update its pending job). Returns (state, job): a job already
-    running, done or parked is left as it is."""
+    running, done or parked is left as it is. ``episode``: the session's episode id (the digest's
+    narrative and lessons attach to it)."""
     if kind not in KINDS:
         raise ValueError(f"unknown digest kind {kind!r} (expected one of {', '.join(KINDS)})")
     if not session_id:
@@ -97,7 +103,8 @@ def enqueue(home: Path, session_id: str, transcript: str = "", cwd: str = "", ki
         job = read(found[1]) if found else {
             "id": jid, "kind": kind, "session_id": session_id, "attempts": 0, "next_try_at": 0.0,
             "created_at": iso(), "stages_done": []}
-        job.update({k: v for k, v in (("transcript", transcript), ("cwd", cwd), ("summary", summary)) if v})
+        job.update({k: v for k, v in (("transcript", transcript), ("cwd", cwd), ("summary", summary),
+                                      ("episode", episode)) if v})
         job.update(reason=reason or job.get("reason") or "", updated_at=iso())
         write_json_atomic(_path(home, "pending", jid), job)
     return "pending", job
@@ -155,6 +162,19 @@ def move(home: Path, job: dict[str, Any], state: str, reason: str = "", next_try
             os.replace(src, dst)
 
 
+def note(home: Path, jid: str, reason: str) -> None:
+    """Say why a pending job waits; nothing else about it changes, and a job no longer pending is left alone."""
+    with queue_lock(home):
+        p = _path(home, "pending", jid)
+        try:
+            job = read(p)
+        except StateFileError:  # gone (claimed, dropped) or unreadable: nothing to say it on
+            return
+        if job.get("reason") != reason:
+            job.update(reason=reason, updated_at=iso())
+            write_json_atomic(p, job)
+
+
 def save(home: Path, job: dict[str, Any]) -> None:
     """Rewrite a running job (its progress: ``stages_done``)."""
     with queue_lock(home):
@@ -194,6 +214,32 @@ def drop(home: Path, jid: str) -> str | None:
         return found[0]
 
 
+def prompt_dir() -> Path:
+    return Path(os.environ.get(PROMPT_DIR_ENV) or PROMPT_DIR)
+
+
+def missing_prompt(kind: str, pdir: Path | None = None) -> str | None:
+    """Why jobs of ``kind`` cannot run: the first of their stage prompts that is missing (None: none is)."""
+    d = pdir or prompt_dir()
+    for stage in STAGES_OF.get(kind, ()):
+        p = d / f"{stage}.md"
+        if not p.is_file():
+            return f"no digest prompt for stage {stage} ({p})"
+    return None
+
+
+def held_for_prompts(home: Path, pdir: Path | None = None) -> str | None:
+    """When no pending job has its stage prompts, say so on each and return the reason: starting a worker
+    would only see it stop at once. None: some pending job can run (or none waits)."""
+    waiting = [j for j in jobs(home, ("pending",)) if j.get("kind")]
+    reasons = {j["id"]: missing_prompt(str(j["kind"]), pdir) for j in waiting}
+    if not waiting or not all(reasons.values()):
+        return None
+    for jid, reason in reasons.items():
+        note(home, jid, str(reason))
+    return next(iter(reasons.values()))
+
+
 def worker_running(home: Path) -> bool:
     return flock_held(worker_lock_path(home))
 
@@ -229,8 +275,11 @@ def start_lock_path(home: Path) -> Path:
 def ensure_worker(home: Path, python: str | None = None, wait: float = 5.0) -> int | None:
     """Start the worker unless one runs, and wait (at most ``wait`` s) until it holds its lock or has
     exited: several sessions ending together start exactly one. For the detached after-session runner,
-    never a hook (it waits). Returns the pid started, None if a worker already ran."""
+    never a hook (it waits). Returns the pid started, None if a worker already ran or none was started
+    because the stage prompts are missing (:func:`held_for_prompts` said so on the jobs)."""
     with locked(start_lock_path(home), timeout=max(30.0, 2 * wait)):
+        if held_for_prompts(home):
+            return None
         pid = start_worker(home, python)
         if pid is None:
             return None

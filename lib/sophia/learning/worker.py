@@ -4,14 +4,19 @@ Holds ``run/digest-worker.lock`` (a flock: the kernel drops it when the worker d
 a second worker finds it held and exits at once. On start it puts back in ``pending/`` whatever a
 killed worker left in ``running/``. Per job, the stages of its kind run in order, each one:
 
-1. a guarded headless ``claude -p`` with the stage's prompt (``<prompt dir>/<stage>.md``, ``$name``
-   fields filled from the job) and least-privilege ``--allowedTools``; its cost goes to the ledger;
-2. the JSON it answered is saved to ``digests/results/<job>.<stage>.json`` before anything is applied;
+1. a guarded headless ``claude -p --model <learning_model>`` with the stage's prompt
+   (``prompts/<stage>.md``: ``extract`` then ``reflect`` for a session, ``consolidate``; ``$name`` fields
+   filled by :func:`prompt_fields`, among them the condensed, redacted session, never the raw
+   transcript) and least-privilege ``--allowedTools`` (the reflect stage may run ``s3 recall`` and
+   ``s3 list``: the kit's ``s3`` is put first on PATH); its cost goes to the ledger;
+2. the JSON it answered, bound to the session's episode where it left it out, is saved to
+   ``digests/results/<job>.<stage>.json`` before anything is applied;
 3. that file is applied through ``s3 apply``'s code (``memory.apply.apply_result``), idempotent through
    its ledger, and the stage is recorded in the job.
 
 So a SIGKILL at any instant costs at most one rerun of the stage in flight and never applies a stage
-twice: a saved result is applied again (a no-op if it was) instead of asking the model anew.
+twice: a saved result is applied again (a no-op if it was) instead of asking the model anew. An idle
+worker looks once more for a due job after letting go of its lock (:func:`drain`: no lost wake-up).
 
 A failure (see ``headless``) puts the job back in ``pending/`` after a backoff (1 min, 10 min, 1 h), then
 parks it with its reason. The daily caps stop the worker before a job (or a stage) and leave the job
@@ -37,10 +42,10 @@ from ..locking import try_flock
 from . import headless, ledger, queue
 
 BACKOFFS = (60.0, 600.0, 3600.0)  # wait after failed attempt 1, 2, 3; the attempt after the last one parks
-PROMPT_DIR = Path(__file__).with_name("prompts")  # the stage prompts (a later increment ships them)
-PROMPT_DIR_ENV = "SOPHIA_DIGEST_PROMPTS"  # another prompt folder for the detached worker (own prompts, tests)
+PROMPT_DIR = queue.PROMPT_DIR  # the stage prompts (SOPHIA_DIGEST_PROMPTS names another folder)
 MAX_WAIT = 120.0  # an idle worker waits this long at most for a job whose retry is due soon
 READ_ONLY = "Read,Glob,Grep"
+IDLE = "idle: no job is due"
 
 
 class Stage:
@@ -50,11 +55,13 @@ class Stage:
         self.name, self.apply_kind, self.tools = name, apply_kind, tools
 
 
-STAGES: dict[str, tuple[Stage, ...]] = {
-    "session": (Stage("extract", "extraction", READ_ONLY),
-                Stage("reflect", "reflection", READ_ONLY + ",Bash(s3 recall:*),Bash(s3 list:*)")),
-    "consolidation": (Stage("consolidate", "consolidation", READ_ONLY + ",Bash(s3 list:*)"),),
-}
+_STAGE = {s.name: s for s in (
+    Stage("extract", "extraction", READ_ONLY),
+    Stage("reflect", "reflection", READ_ONLY + ",Bash(s3 recall:*),Bash(s3 list:*)"),
+    Stage("consolidate", "consolidation", READ_ONLY + ",Bash(s3 list:*)"),
+)}
+STAGES: dict[str, tuple[Stage, ...]] = {kind: tuple(_STAGE[n] for n in names)
+                                        for kind, names in queue.STAGES_OF.items()}
 
 
 class Settings:
@@ -106,15 +113,29 @@ def config(home: Path) -> dict[str, Any]:
 
 
 def drain(st: Settings) -> dict[str, Any]:
-    """Run due jobs until the queue is idle (or one job with ``once``). Returns what happened."""
+    """Run due jobs until the queue is idle (or one job with ``once``). Returns what happened.
+
+    The lost wake-up: a hook that enqueues while this worker, idle, is about to let go of its lock sees
+    the lock held and starts no worker. So after letting go, an idle worker looks once more for a due
+    job (the hook wrote its job before it looked at the lock) and, if there is one, takes the lock again
+    (or leaves the job to the worker that the hook started meanwhile)."""
     summary: dict[str, Any] = {"ran": 0, "done": 0, "retry": 0, "parked": 0, "held": 0, "stopped": ""}
-    with worker_lock(st.home) as mine:
-        if mine:
-            for jid in queue.recover(st.home):
-                st.say(f"{jid}: back in pending (its worker died mid-job)")
-        summary["stopped"] = _loop(st, summary) if mine else "another digest worker is running"
+    while True:
+        with worker_lock(st.home) as mine:
+            if mine:
+                for jid in queue.recover(st.home):
+                    st.say(f"{jid}: back in pending (its worker died mid-job)")
+            summary["stopped"] = _loop(st, summary) if mine else "another digest worker is running"
+        if not (mine and summary["stopped"] == IDLE and _due(st.home)):
+            break
+        st.say("a job came in as the worker went idle: draining again")
     st.say(f"digest worker stops: {summary['stopped']}")
     return summary
+
+
+def _due(home: Path) -> bool:
+    now = time.time()
+    return any(float(j.get("next_try_at") or 0) <= now for j in queue.jobs(home, ("pending",)) if j.get("kind"))
 
 
 def _loop(st: Settings, summary: dict[str, Any]) -> str:
@@ -129,7 +150,7 @@ def _loop(st: Settings, summary: dict[str, Any]) -> str:
         job = queue.claim(st.home)
         if job is None:
             if not _wait_for_due(st):
-                return "idle: no job is due"
+                return IDLE
             continue
         summary["ran"] += 1
         state = run_job(st, job, cfg)
@@ -150,8 +171,8 @@ def _wait_for_due(st: Settings) -> bool:
 def _note_pending(home: Path, reason: str) -> None:
     """Say on every pending job why it waits (nothing else about it changes)."""
     for job in queue.jobs(home, ("pending",)):
-        if job.get("kind") and job.get("reason") != reason:
-            queue.move(home, job, "pending", reason, float(job.get("next_try_at") or 0))
+        if job.get("kind"):
+            queue.note(home, job["id"], reason)
 
 
 def run_job(st: Settings, job: dict[str, Any], cfg: dict[str, Any]) -> str:
@@ -200,14 +221,17 @@ def _run_stage(st: Settings, job: dict[str, Any], stage: Stage, cfg: dict[str, A
         st.say(f"{job['id']}: stage {stage.name} (headless claude)")
         out = headless.run(prompt, home=st.home, allowed_tools=stage.tools, add_dirs=_dirs(st.home, job),
                            max_turns=cfg["reflection_max_turns"],  # checked by config_defaults.load
-                           timeout=float(cfg["reflection_timeout_seconds"]))
+                           timeout=float(cfg["reflection_timeout_seconds"]), model=cfg.get("learning_model"))
         ledger.record(st.home, job["id"], stage.name, out)
         if not out.ok:
             raise Failed(out.reason)
         try:
-            write_json_atomic(saved, headless.json_answer(out.text))
+            answer = headless.json_answer(out.text)
         except ValueError as exc:
-            raise Failed(str(exc)) from None
+            from ..redact import redact
+
+            raise Failed(f"{exc} (it began {' '.join(redact(out.text).split())[:80]!r})") from None
+        write_json_atomic(saved, bind_episode(answer, stage, episode_of(st.home, job)))
     _apply(st, job, stage, saved)
 
 
@@ -226,32 +250,126 @@ def _apply(st: Settings, job: dict[str, Any], stage: Stage, saved: Path) -> None
 
 
 def _dirs(home: Path, job: dict[str, Any]) -> list[str]:
-    dirs = [str(home)]
-    if job.get("transcript"):
-        dirs.append(str(Path(job["transcript"]).parent))
-    return dirs
+    """The folders the run may read: the home only. The prompt carries the condensed session; the raw
+    transcript (hundreds of thousands of tokens) stays out of reach."""
+    return [str(home)]
 
 
 def stage_prompt(st: Settings, job: dict[str, Any], stage: Stage) -> str:
-    """The stage's prompt with ``$session_id``, ``$transcript``, ``$cwd``, ``$summary``, ``$home``,
-    ``$job_id`` filled in. No prompt file: the worker stops (the job waits, it has done nothing wrong)."""
+    """The stage's prompt with its ``$name`` fields filled in (:func:`prompt_fields`). No prompt file: the
+    worker stops (the job waits, it has done nothing wrong)."""
     p = st.prompt_dir / f"{stage.name}.md"
     try:
         text = p.read_text(encoding="utf-8")
     except OSError:
         raise Stop(f"no digest prompt for stage {stage.name} ({p})") from None
+    tpl = string.Template(text)
+    return tpl.safe_substitute(prompt_fields(st.home, job, set(tpl.get_identifiers())))
+
+
+def prompt_fields(home: Path, job: dict[str, Any], wanted: set[str]) -> dict[str, str]:
+    """What a stage prompt may name: ``$session_id``, ``$transcript``, ``$cwd``, ``$summary``, ``$home``,
+    ``$job_id``, ``$today``, ``$episode_id`` (the session's episode), and, computed only when named,
+    ``$session`` (the condensed session), ``$extracted`` (what stage 1 stored), ``$clusters`` (the
+    consolidation's evidence)."""
     fields = {k: str(job.get(k) or "") for k in ("session_id", "transcript", "cwd", "summary")}
-    return string.Template(text).safe_substitute(fields, home=str(st.home), job_id=job["id"])
+    fields.update(home=str(home), job_id=job["id"], today=time.strftime("%Y-%m-%d"),
+                  episode_id=episode_of(home, job) or "")
+    makers: dict[str, Callable[[], str]] = {
+        "session": lambda: condensed_session(job),
+        "extracted": lambda: _saved_text(result_path(home, job, _STAGE["extract"])),
+        "clusters": lambda: consolidation_evidence(home),
+    }
+    fields.update({k: make() for k, make in makers.items() if k in wanted})
+    return fields
+
+
+def episode_of(home: Path, job: dict[str, Any]) -> str | None:
+    """The job's session's episode: the one the job names, else the newest the episode index has for it."""
+    if job.get("episode"):
+        return str(job["episode"])
+    from ..episode_store import read_index
+
+    try:
+        entries = read_index(home).get("entries") or []
+    except SophiaError:
+        return None
+    return next((str(e["id"]) for e in entries if isinstance(e, dict) and e.get("id")
+                 and e.get("session_id") == job.get("session_id")), None)
+
+
+def condensed_session(job: dict[str, Any]) -> str:
+    """The session as the digest reads it: redacted, within ``condense.BUDGET_TOKENS``, never the raw file."""
+    from . import condense
+
+    summary = str(job.get("summary") or "") or None
+    try:
+        return condense.condense(str(job.get("transcript") or ""), compact=summary)
+    except OSError as exc:
+        if summary:  # the compact summary alone still tells what happened
+            return condense.render(condense.Session(), compact=summary)
+        raise Failed(f"cannot read the transcript {job.get('transcript') or '(none given)'}: "
+                     f"{exc.strerror or exc}") from None
+
+
+def _saved_text(p: Path) -> str:
+    try:
+        return p.read_text(encoding="utf-8")
+    except OSError:
+        return "(nothing: stage 1 stored no result)"
+
+
+def consolidation_evidence(home: Path) -> str:
+    """The unconsolidated episodes clustered (``s3 consolidate --prepare``), without their actions, cut to
+    the same budget as a condensed session."""
+    import json
+
+    from ..memory.prepare import consolidate_pack
+    from . import condense
+
+    pack = consolidate_pack(home)
+    for c in pack["clusters"]:
+        for b in c["episodes"]:
+            b.pop("actions", None)
+    text = json.dumps({k: pack[k] for k in ("clustering", "unconsolidated", "clusters", "noise")},
+                      ensure_ascii=False, default=str)
+    limit = condense.BUDGET_TOKENS * condense.CHARS_PER_TOKEN
+    return text if len(text) <= limit else text[:limit] + " [... cut ...]"
+
+
+def bind_episode(answer: Any, stage: Stage, episode: str | None) -> Any:
+    """Name the session's episode where the answer left it out: the extraction's narrative and the
+    reflection's lessons attach to it (an answer wrapped in an envelope is left as it is)."""
+    if not episode or not isinstance(answer, dict) or "agent_type" in answer:
+        return answer
+    if stage.apply_kind == "extraction" and not answer.get("episode_id"):
+        answer["episode_id"] = episode
+    elif stage.apply_kind == "reflection" and answer.get("episodes_analyzed") in (None, [], [""]):
+        answer["episodes_analyzed"] = [episode]
+    return answer
+
+
+def s3_on_path(home: Path) -> str | None:
+    """The reflect stage runs ``s3 recall`` and ``s3 list`` through Bash, and a detached worker's PATH
+    may not hold the launcher (``~/.local/bin``): put the kit's own ``s3`` first on this process's
+    PATH, which its runs inherit. It sits beside the worker's Python (the kit's venv), else in the
+    home's venv. Returns its folder (None: none found, PATH unchanged)."""
+    for d in (Path(sys.executable).parent, home / "venv" / "bin"):
+        if os.access(d / "s3", os.X_OK):
+            os.environ["PATH"] = os.pathsep.join(x for x in (str(d), os.environ.get("PATH")) if x)
+            return str(d)
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m sophia.learning.worker", description=__doc__.split("\n")[0])
     ap.add_argument("--once", action="store_true", help="run at most one job")
-    ap.add_argument("--prompt-dir", type=Path, default=Path(os.environ.get(PROMPT_DIR_ENV) or PROMPT_DIR))
+    ap.add_argument("--prompt-dir", type=Path, default=queue.prompt_dir())
     ap.add_argument("--backoffs", default=",".join(f"{b:g}" for b in BACKOFFS), help="seconds, comma-separated")
     ap.add_argument("--max-wait", type=float, default=MAX_WAIT)
     a = ap.parse_args(argv)
     home = paths.sophia_home()
+    s3_on_path(home)
     st = Settings(home, prompt_dir=a.prompt_dir, backoffs=tuple(float(x) for x in a.backoffs.split(",") if x),
                   max_wait=a.max_wait, once=a.once)
     try:

@@ -317,18 +317,49 @@ def apply_reflection(r: ReflectionResult, dg: str, home: Path, at: datetime) -> 
     changes.update(_update_self_model(home, mutate))
     analyzed: list[dict[str, Any]] = []
     unknown: list[str] = []
+    reindex: list[dict[str, Any]] = []
     for eid in r.episodes_analyzed:
-        ep = _update_episode(eid, home, {"reflected_at": iso(at)}, reflected=True)
+        ep, changed = _attach_lessons(eid, r, home, at)
         if ep is None:
             unknown.append(eid)
-        else:
-            analyzed.append({"id": eid, "goal_summary": ep.get("goal_summary"), "outcome": ep.get("outcome")})
+            continue
+        analyzed.append({"id": eid, "goal_summary": ep.get("goal_summary"), "outcome": ep.get("outcome"),
+                         "heuristics": list(ep.get("heuristics") or []), "error_analysis": ep.get("error_analysis")})
+        if changed:
+            reindex.append(indexing.episode_item(ep))
+    indexing.upsert(reindex, home)
     changes["episodes_analyzed"] = analyzed
     changes["episodes_unknown"] = unknown
     changes["questions"] = [q.model_dump() for q in r.questions]
     changes["links_added"] = _write_links(resolved, home)
     changes["facts_now_historical"] = digest_prospective(home, at)
     return changes
+
+
+def _attach_lessons(eid: str, r: ReflectionResult, home: Path, at: datetime) -> tuple[dict[str, Any] | None, bool]:
+    """Mark an analysed episode reflected and keep on it the lessons drawn from it: each heuristic's rule
+    (those naming source episodes only on these) and the error analysis. (episode or None, whether it
+    changed); applying the same result again changes nothing."""
+    try:
+        p = episode_path(eid, home)
+    except ValueError:
+        return None, False
+    with locked(p):
+        ep = _load_episode(eid, home)
+        if ep is None:
+            return None, False
+        heur = [str(h) for h in ep.get("heuristics") or []]
+        heur += [h.rule_content for h in r.heuristics
+                 if (not h.source_episodes or eid in h.source_episodes) and h.rule_content not in heur]
+        fields: dict[str, Any] = {"reflected": True, "heuristics": list(dict.fromkeys(heur))}
+        if r.error_analysis:
+            fields["error_analysis"] = r.error_analysis
+        if all(ep.get(k) == v for k, v in fields.items()) and "reflected_at" in ep:
+            return ep, False
+        ep.update(fields)
+        ep.setdefault("reflected_at", iso(at))
+        upsert_episode(ep, home)
+    return ep, True
 
 
 # ---------------------------------------------------------------- consolidation (15.3, 13.4)
