@@ -18,6 +18,8 @@ MAX_FILES = 50
 MAX_ERRORS = 20
 GOAL_CHARS = 2000
 SUMMARY_CHARS = 100
+RESULT_CHARS = 160
+MIN_TASK_WORDS = 3  # a prompt with fewer content words ("load claude.md", "git push") is not the session's task
 FILE_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit", "Read"})
 ACTION_KEYS = ("ts", "tool", "id", "event", "outcome", "exit", "duration_ms", "summary", "file", "args_hash")
 
@@ -59,7 +61,7 @@ def read_buffer(lines: Iterable[bytes | str]) -> list[dict[str, Any]]:
 def summarize(goal: str | None, limit: int = SUMMARY_CHARS) -> str:
     if not goal:
         return ""
-    line = " ".join(goal.split())
+    line = " ".join(re.sub(r"(?:^|\s)#{1,6}\s", " ", goal).split()).strip("\"'")
     m = re.match(r"(.+?[.!?])(\s|$)", line)
     if m and len(m.group(1)) >= 12:
         line = m.group(1)
@@ -101,6 +103,11 @@ _RESOLVED = re.compile(
     re.I,
 )
 _CODE = re.compile(r"```.*?(?:```|\Z)|`[^`\n]*`", re.S)
+_FENCED = re.compile(r"```.*?(?:```|\Z)", re.S)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+_EDGE = re.compile(r"^[^\w(\"'`]+|[^\w)\"'`.!?]+$")  # emoji, markdown marks, ticks and colons at the edges
+_INTERJECTION = re.compile(r"^(?:perfect|great|excellent|ok(?:ay)?|good|awesome|alright|all right)\b[!.,:]*\s*", re.I)
+_INTENT = re.compile(r"^(?:now,? |next,? |first,? )?(?:let me|let's|i'll|i will|i'm going to)\s+", re.I)
 _CONDITIONAL = re.compile(r"\b(?:if|in case|should)\b[^.\n:;]*", re.I)  # "if it still fails, try ..."
 _HEDGED = re.compile(r"\b(should now|to verify|please (?:test|try|check|verify)|if (?:you(?:'re| are)? )?still|"
                      r"if (?:it|this|that|the \w+) (?:still|doesn'?t|does not|fails))\b", re.I)
@@ -319,6 +326,7 @@ def build_episode(
     actions_all, tool_call_count = _all_actions(carry, buffer)
     tool_call_count += uncounted
     goal = _goal(carry, transcript)
+    task = task_prompt(transcript) or goal
     last = _last_message(last_message, transcript)
     files = _files_touched(carry, buffer)
     outcome, reason = judge_outcome(actions_all, last, transcript)
@@ -330,7 +338,8 @@ def build_episode(
         "timestamp": now,
         "end_trigger": end_trigger,
         "goal": goal,
-        "goal_summary": summarize(goal),
+        "goal_summary": summarize(task),
+        "result": headline(last),
         "chain_of_thought": [redact_head(t, 500) for t in (transcript.get("assistant_texts") or [])[-3:]],
         "actions": redact_obj(_cap_actions(actions_all)),
         "tool_call_count": tool_call_count,
@@ -354,6 +363,53 @@ def build_episode(
     if extra:
         ep.update(extra)
     return ep
+
+
+def _content_words(text: str) -> int:
+    return sum(1 for w in _WORD.findall(text) if w.lower().strip(".-_#+") not in STOPWORDS)
+
+
+def task_prompt(transcript: dict[str, Any]) -> str | None:
+    """The session's task: its first prompt with a few content words among the first ones, redacted
+    (None when none has: the goal stays the first prompt)."""
+    for p in transcript.get("first_prompts") or []:
+        if isinstance(p, str) and _content_words(p) >= MIN_TASK_WORDS:
+            return redact_head(p, GOAL_CHARS)
+    return None
+
+
+def headline(message: str | None, limit: int = RESULT_CHARS) -> str:
+    """What the last assistant message says was done, on one line: its first heading, else its first
+    sentences that report something done, else its first sentence; "was about to: ..." when it only
+    announces a step (the session stopped there)."""
+    text = _FENCED.sub(" ", message or "").replace("**", "").replace("`", "")
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    for ln in lines:
+        if ln.startswith("#"):
+            head = _EDGE.sub("", ln.lstrip("#"))
+            if len(head.split()) >= 2:
+                return _cut(head, limit)
+    sentences = [_INTERJECTION.sub("", _EDGE.sub("", s)) for s in _SENTENCE.split(" ".join(lines))]
+    sentences = [s for s in sentences if len(s.split()) >= 2]
+    if not sentences:
+        return ""
+    start = next((i for i, s in enumerate(sentences) if _OK.search(s)), 0)
+    intent = _INTENT.match(sentences[start])
+    if intent:
+        return _cut("was about to: " + sentences[start][intent.end():], limit)
+    out = sentences[start]
+    for s in sentences[start + 1:]:
+        if len(out) + 1 + len(s) > limit:
+            break
+        out += " " + s
+    return _cut(out, limit)
+
+
+def _cut(text: str, limit: int) -> str:
+    line = " ".join(text.split())
+    if len(line) <= limit:
+        return line
+    return (line[: limit - 1].rsplit(" ", 1)[0] or line[: limit - 1]).rstrip(",;:") + "…"
 
 
 def _goal(carry: dict[str, Any], transcript: dict[str, Any]) -> str | None:

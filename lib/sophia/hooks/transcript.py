@@ -26,6 +26,7 @@ MAX_READ = 8 * 1024 * 1024  # more new bytes than this: read the head and the ta
 HEAD_READ = 1024 * 1024
 TAIL_READ = 4 * 1024 * 1024
 KEEP_PROMPTS = 10
+KEEP_FIRST_PROMPTS = 3  # the session's task is often not its first prompt ("load claude.md")
 KEEP_TEXTS = 5
 KEEP_ERRORS = 50
 PROMPT_CHARS = 4000
@@ -42,7 +43,7 @@ def new_state(path: str | None = None) -> dict[str, Any]:
         "git_branch": None, "cwd": None, "sidechain_lines": 0, "compactions": 0, "summaries": [],
         "unknown_types": 0, "bad_lines": 0, "skipped_bytes": 0, "note": None,
         "actions": [], "actions_total": 0, "pending_calls": {},
-        "interrupts": 0, "tail": None,  # tail: what the main chain last held (prompt/interrupt/text/call/result)
+        "interrupts": 0, "tail": None, "first_prompts": [],  # tail: what the main chain last held (prompt/interrupt/text/call/result)
     }
 
 
@@ -77,6 +78,8 @@ def _user(st: dict[str, Any], obj: dict[str, Any], new_prompts: list[str]) -> No
     st["tail"] = "prompt"
     if st["first_prompt"] is None:
         st["first_prompt"] = prompt
+    if len(st["first_prompts"]) < KEEP_FIRST_PROMPTS:
+        st["first_prompts"].append(prompt)
     _push(st["recent_prompts"], prompt, KEEP_PROMPTS)
     new_prompts.append(prompt)
 
