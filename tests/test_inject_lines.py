@@ -204,3 +204,10 @@ def test_session_start_shows_episodes_that_say_something(sophia_home: Path, tmp_
     assert "ep_real] 3 days ago, SUCCESS: Make the pool size follow max_connections -> Pool sized" in text
     assert "  lesson: Read max_connections before sizing the pool" in text
     assert "ep_bare" not in text and "ep_triv" not in text and "ep_other" not in text
+
+
+def test_the_error_hit_most_only_when_nothing_better_is_known() -> None:
+    card = {"did": "Build the kernel module", "pitfall": "Bash make: missing headers (x3)"}
+    assert context.episode_lines(card, "- [ep_a] today", 3)[1] == "  hit: Bash make: missing headers (x3)"
+    lines = context.episode_lines({**card, "files": ["mod.c"]}, "- [ep_a] today", 3)
+    assert lines[1:] == ["  files: mod.c"]

@@ -221,7 +221,7 @@ def episode_card(ep: Item) -> Item:
         "result": one_line(ep.get("result") or "", 160),
         "why": one_line(ep.get("outcome_reason") or "", 140) if ep.get("outcome") != "SUCCESS" else "",
         "lesson": "; ".join(heur[:2]) or one_line(ep.get("error_analysis") or "", 240),
-        "files": _top(files, 4), "files_more": max(0, len(files) - 4), "commands": _top(cmds, 3),
+        "files": _top(files, 3), "files_more": max(0, len(files) - 3), "commands": _top(cmds, 3),
         "pitfall": (pit[0] + (f" (x{errs[pit[0]]})" if errs[pit[0]] > 1 else "")) if pit else "",
     }
     return {k: v for k, v in card.items() if v}

@@ -23,9 +23,11 @@ __all__ = ["HOOK_TEXT_CAP", "ago", "episode_lines", "fit", "memory_items", "one_
 # sessions and conversations last.
 KIND_ORDER = ("rule", "procedure", "causal", "foresight", "fact", "profile", "scene", "episode", "memcell", "turn")
 # By relevance (``strength``): a weak match gets one short line, a strong one a few.
-LINES_BY_STRENGTH = ((0.34, 1), (0.67, 2), (1.01, 4))
-CHARS_BY_LINES = {1: 160, 2: 340, 4: 620}
-MAX_INJECT_CHARS = 1600
+LINES_BY_STRENGTH = ((0.34, 1), (0.67, 2), (1.01, 3))
+CHARS_BY_LINES = {1: 160, 2: 330, 3: 480}
+LINE_CHARS = 240  # the longest one line gets (a rule, a procedure, a fact; an episode's first line)
+DETAIL_CHARS = 200  # an episode's lesson / why / files line
+MAX_INJECT_CHARS = 1200
 
 
 def overlap(query_stems: set[str], text: str) -> int:
@@ -102,21 +104,23 @@ def _meta(it: dict[str, Any]) -> dict[str, Any]:
 def episode_lines(card: dict[str, Any], head: str, n: int) -> list[str]:
     """An episode in ``n`` lines at most: ``head`` (id, age, outcome) with what was done and what came
     of it, then, as room allows: the lesson, why the outcome is not SUCCESS, files and commands, the
-    error hit most."""
+    error hit most (only when none of the others is known)."""
     short = n == 1  # one line: the task and its result share it
     did, result = one_line(card.get("did"), 70 if short else 110), one_line(card.get("result"), 70 if short else 120)
     what = f"{did} -> {result}" if did and result and result.lower() not in did.lower() else (did or result)
-    lines = [one_line(f"{head}: {what or '(nothing recorded)'}", CHARS_BY_LINES[1] if n == 1 else 240)]
+    lines = [one_line(f"{head}: {what or '(nothing recorded)'}", CHARS_BY_LINES[1] if n == 1 else LINE_CHARS)]
     tools = "; ".join(p for p in (
         ("files: " + ", ".join(card["files"]) + (f" (+{card['files_more']})" if card.get("files_more") else ""))
         if card.get("files") else "",
         ("commands: " + ", ".join(card["commands"])) if card.get("commands") else "") if p)
-    details = [("lesson", card.get("lesson")), ("why", card.get("why")), ("", tools), ("hit", card.get("pitfall"))]
+    details = [("lesson", card.get("lesson")), ("why", card.get("why")), ("", tools)]
+    if not any(text for _, text in details):
+        details.append(("hit", card.get("pitfall")))
     for label, text in details:
         if len(lines) >= n:
             break
         if text:
-            lines.append("  " + one_line(f"{label + ': ' if label else ''}{text}", 238))
+            lines.append("  " + one_line(f"{label + ': ' if label else ''}{text}", DETAIL_CHARS - 2))
     return lines
 
 
@@ -139,7 +143,7 @@ def item_lines(it: dict[str, Any], n: int, now: datetime) -> list[str]:
         return episode_lines(_episode_card(it), f"- [{it['id']}] {bits}", n)
     when = ago(it.get("event_time") or it.get("timestamp"), now) if kind != "rule" else ""
     bits = ", ".join(b for b in (kind, when) if b)
-    return [one_line(f"- [{it['id']}] {bits}: {it.get('text') or ''}", CHARS_BY_LINES[n])]
+    return [one_line(f"- [{it['id']}] {bits}: {it.get('text') or ''}", min(CHARS_BY_LINES[n], LINE_CHARS))]
 
 
 def _rank(it: dict[str, Any]) -> int:
