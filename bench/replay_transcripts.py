@@ -123,7 +123,7 @@ def episode_report(home: Path, sid: str) -> dict[str, Any]:
             return {"id": data["id"], "goal": (data.get("goal_summary") or data.get("goal") or "")[:70],
                     "outcome": data.get("outcome"), "calls": data.get("tool_call_count"),
                     "errors": len(data.get("errors") or []), "files": len(data.get("files_touched") or []),
-                    "trivial": data.get("trivial")}
+                    "trivial": data.get("trivial"), "why": data.get("outcome_reason") or ""}
     return {}
 
 
@@ -165,6 +165,18 @@ def main() -> int:
         total = sum(r["prompts"] for r in results)
         got = sum(1 for r in results for x in r["injected"] if x)
         print(f"\n{len(results)} sessions, {total} prompts, {got} got context ({100 * got / max(total, 1):.0f}%)")
+        for label, rs in (("first pass", [r for r in results if not r["session"].startswith("again-")]),
+                          ("returning", [r for r in results if r["session"].startswith("again-")])):
+            sizes = [x for r in rs for x in r["injected"]]
+            if sizes:
+                given = sorted(x for x in sizes if x)
+                print(f"{label}: {len(given)} of {len(sizes)} prompts got context; characters injected per prompt "
+                      f"{sum(sizes) / len(sizes):.0f} on average, median {given[len(given) // 2] if given else 0} "
+                      f"when something was")
+        for r in results:
+            ep = episode_report(home, r["session"])
+            if ep.get("why"):
+                print(f"episode {ep['id']}: {ep['outcome']} ({ep['why']})")
         for r in results if a.again else ():
             if r["session"].startswith("again-"):
                 print(f"\n--- SessionStart of {r['file'][:40]} (again):\n{r['session_start'][:1500]}")

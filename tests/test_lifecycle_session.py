@@ -210,7 +210,8 @@ def test_session_start_context_sections_scope_and_cap(home: Path, tmp_path: Path
     here, there = tmp_path / "here", tmp_path / "there"
     here.mkdir()
     there.mkdir()
-    mine = make_episode(home, 1, str(here), "Tune the postgres connection pool", ["postgres", "pool"])
+    mine = make_episode(home, 1, str(here), "Tune the postgres connection pool", ["postgres", "pool"],
+                        result="Pool size set from max_connections; load test passes")  # says something
     other = make_episode(home, 2, str(there), "Secret project of another repo", ["secret"])
     paths.rules_path(home).write_text(json.dumps([
         {"id": "rule_a", "trigger_concept": "css", "rule_content": "Prefer flexbox over floats", "confidence": 0.9},

@@ -135,6 +135,8 @@ def episode_item(ep: Item) -> Item:
     heur = [str(h) for h in ep.get("heuristics") or []]
     kws = [str(k) for k in ep.get("keywords") or []]
     parts = [ep.get("goal_summary") or "", ep.get("goal") or ""]
+    if ep.get("result"):
+        parts.append(f"Result: {ep['result']}")
     if ep.get("error_analysis"):
         parts.append(str(ep["error_analysis"]))
     if heur:
@@ -155,8 +157,74 @@ def episode_item(ep: Item) -> Item:
         "meta": {"outcome": ep.get("outcome"), "heuristics": heur, "heuristics_count": len(heur),
                  "trivial": bool(ep.get("trivial")), "consolidated": bool(ep.get("consolidated")),
                  "keywords": kws, "session_id": ep.get("session_id"), "git_branch": ep.get("git_branch"),
-                 "goal_summary": ep.get("goal_summary"), "tool_call_count": ep.get("tool_call_count")},
+                 "goal_summary": ep.get("goal_summary"), "tool_call_count": ep.get("tool_call_count"),
+                 "card": episode_card(ep)},
     }
+
+
+# ---------------------------------------------------------------- what an injected episode says
+
+EDIT_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
+# commands that only look around: not worth a line in what the next session is told
+LOOK_COMMANDS = frozenset({"ls", "cd", "cat", "echo", "pwd", "head", "tail", "grep", "rg", "find", "which", "sed",
+                           "awk", "wc", "mkdir", "chmod", "sleep", "true", "test", "stat", "file", "tree", "sort",
+                           "cp", "mv", "rm", "touch", "date", "env", "printf"})
+
+
+_NOT_PITFALLS = ("doesn't want to proceed", "doesn't want to take this action", "interrupted by user")
+
+
+def _useful_command(summary: Any) -> bool:
+    """A command worth naming: not a look-around one, and more than a bare interpreter (``python3``)."""
+    if not isinstance(summary, str) or not summary:
+        return False
+    words = summary.split()
+    return words[0] not in LOOK_COMMANDS and (len(words) > 1 or "." in words[0])
+
+
+def _error_text(err: Any) -> str:
+    """An error line without terminal colours and banner rules ("" for the user's own refusals)."""
+    import re
+
+    text = re.sub(r"\x1b\[[0-9;]*[A-Za-z]|</?[a-z_]{3,30}>", "", str(err or ""))
+    text = re.sub(r"[^\w\s'\"().,:;/@=+-]{3,}", " ", text)
+    return "" if any(n in text.lower() for n in _NOT_PITFALLS) else one_line(text, 110)
+
+
+def _top(counts: dict[str, int], n: int) -> list[str]:
+    return [k for k, _ in sorted(counts.items(), key=lambda kv: -kv[1])[:n]]
+
+
+def _tally(values: Any) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for v in values:
+        counts[v] = counts.get(v, 0) + 1
+    return counts
+
+
+def episode_card(ep: Item) -> Item:
+    """What the next session needs of an episode, each part short: ``did`` (the task), ``result`` (what
+    the last message says was done), ``why`` (the evidence for an outcome other than SUCCESS),
+    ``lesson`` (heuristics or error analysis), ``files`` (edited, most edited first) with ``files_more``,
+    ``commands`` (that worked, not the looking-around ones) and ``pitfall`` (the error hit most).
+    Empty parts are left out. Pure; the index item keeps it in ``meta.card``."""
+    acts = [a for a in ep.get("actions") or [] if isinstance(a, dict)]
+    files = _tally(str(a["file"]).rsplit("/", 1)[-1] for a in acts
+                   if a.get("tool") in EDIT_TOOLS and isinstance(a.get("file"), str) and a["file"])
+    cmds = _tally(str(a["summary"]) for a in acts
+                  if a.get("tool") == "Bash" and a.get("outcome") != "error" and _useful_command(a.get("summary")))
+    errs = _tally(t for t in map(_error_text, ep.get("errors") or []) if t)
+    heur = [one_line(h, 200) for h in ep.get("heuristics") or [] if isinstance(h, str) and h.strip()]
+    pit = _top(errs, 1)
+    card: Item = {
+        "did": one_line(ep.get("goal_summary") or ep.get("goal") or "", 120),
+        "result": one_line(ep.get("result") or "", 160),
+        "why": one_line(ep.get("outcome_reason") or "", 140) if ep.get("outcome") != "SUCCESS" else "",
+        "lesson": "; ".join(heur[:2]) or one_line(ep.get("error_analysis") or "", 240),
+        "files": _top(files, 3), "files_more": max(0, len(files) - 3), "commands": _top(cmds, 3),
+        "pitfall": (pit[0] + (f" (x{errs[pit[0]]})" if errs[pit[0]] > 1 else "")) if pit else "",
+    }
+    return {k: v for k, v in card.items() if v}
 
 
 def rule_item(rule: Item) -> Item:

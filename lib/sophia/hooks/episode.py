@@ -18,6 +18,8 @@ MAX_FILES = 50
 MAX_ERRORS = 20
 GOAL_CHARS = 2000
 SUMMARY_CHARS = 100
+RESULT_CHARS = 160
+MIN_TASK_WORDS = 3  # a prompt with fewer content words ("load claude.md", "git push") is not the session's task
 FILE_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit", "Read"})
 ACTION_KEYS = ("ts", "tool", "id", "event", "outcome", "exit", "duration_ms", "summary", "file", "args_hash")
 
@@ -59,7 +61,7 @@ def read_buffer(lines: Iterable[bytes | str]) -> list[dict[str, Any]]:
 def summarize(goal: str | None, limit: int = SUMMARY_CHARS) -> str:
     if not goal:
         return ""
-    line = " ".join(goal.split())
+    line = " ".join(re.sub(r"(?:^|\s)#{1,6}\s", " ", goal).split()).strip("\"'")
     m = re.match(r"(.+?[.!?])(\s|$)", line)
     if m and len(m.group(1)) >= 12:
         line = m.group(1)
@@ -95,28 +97,128 @@ def keywords(goal: str | None, actions: list[dict[str, Any]], files: list[str], 
     return ranked[:limit]
 
 
-def classify_outcome(actions: list[dict[str, Any]], last_message: str | None) -> str:
-    """SUCCESS / FAILURE / PARTIAL / UNKNOWN from tool failures and the last assistant message."""
+_RESOLVED = re.compile(
+    r"\b(?:fix(?:ed|es)?|resolv\w*|handl\w*|solv\w*|address\w*|clean\w* up)\s+(?:\w+\s+){0,3}?"
+    r"(errors?|failures?|bugs?|issues?|problems?|crash\w*)\b",
+    re.I,
+)
+_CODE = re.compile(r"```.*?(?:```|\Z)|`[^`\n]*`", re.S)
+_FENCED = re.compile(r"```.*?(?:```|\Z)", re.S)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+_EDGE = re.compile(r"^[^\w(\"'`]+|[^\w)\"'`.!?]+$")  # emoji, markdown marks, ticks and colons at the edges
+_INTERJECTION = re.compile(r"^(?:perfect|great|excellent|ok(?:ay)?|good|awesome|alright|all right)\b[!.,:]*\s*", re.I)
+_INTENT = re.compile(r"^(?:now,? |next,? |first,? )?(?:let me|let's|i'll|i will|i'm going to)\s+", re.I)
+_CONDITIONAL = re.compile(r"\b(?:if|in case|should)\b[^.\n:;]*", re.I)  # "if it still fails, try ..."
+_HEDGED = re.compile(r"\b(should now|to verify|please (?:test|try|check|verify)|if (?:you(?:'re| are)? )?still|"
+                     r"if (?:it|this|that|the \w+) (?:still|doesn'?t|does not|fails))\b", re.I)
+_COMPLAINT = re.compile(
+    r"\b(still (?:not|doesn'?t|does not|fails?|failing|broken|the same|happening|there)|(?:failed|fails|broke) again|"
+    r"(?:does ?n[o']t|did ?n[o']t|is ?n[o']t|not) work(?:ing)?|wrong|not what i|that'?s not|not that|broke(?:n)? (?:it|the)|"
+    r"you (?:forgot|missed|broke|didn'?t)|why (?:is|are|did|does|do) (?:\w+ )?not|same (?:error|problem|issue)|"
+    r"stuck|in a loop|worked up until)\b",
+    re.I,
+)
+_PRAISE = re.compile(r"\b(great|perfect|thanks?|thank you|good (?:job|work)|awesome|nice|works now|it works|"
+                     r"lgtm|excellent|well done|successfully worked)\b", re.I)
+
+SUCCESS, FAILURE, PARTIAL, UNKNOWN = "SUCCESS", "FAILURE", "PARTIAL", "UNKNOWN"
+
+
+def classify_outcome(actions: list[dict[str, Any]], last_message: str | None,
+                     transcript: dict[str, Any] | None = None) -> str:
+    """SUCCESS / FAILURE / PARTIAL / UNKNOWN (see ``judge_outcome``)."""
+    return judge_outcome(actions, last_message, transcript)[0]
+
+
+def judge_outcome(actions: list[dict[str, Any]], last_message: str | None,
+                  transcript: dict[str, Any] | None = None) -> tuple[str, str]:
+    """(outcome, the evidence in a few words), from what the session shows.
+
+    In this order: how it ended (a call still pending, the user's interruption: unfinished); what the
+    last assistant message says (done, failed, work left), checked against the last call, the failure
+    ratio and the user's last prompts (a fresh complaint answered by an unchecked "should now work" is
+    not a success); without a verdict in words, the calls (all failed: FAILURE; the last failed:
+    PARTIAL) and the user's praise. UNKNOWN when none of these tells."""
+    tr = transcript or {}
     total = len(actions)
     errors = sum(1 for a in actions if a.get("outcome") == "error")
+    ended = _unfinished(tr)
+    if ended:
+        if total and errors == total:
+            return FAILURE, f"{ended}; every call failed"
+        return (PARTIAL if total > errors else UNKNOWN), ended
+    words = _verdict(last_message)
     last_failed = bool(actions) and actions[-1].get("outcome") == "error"
-    text = _NEGATED.sub(" ", last_message or "")
-    neg = bool(_FAIL.search(text))
-    pos = bool(_OK.search(text))
-    partial = bool(_PARTIAL.search(text))
-    if neg and pos or partial and (pos or neg):
-        return "PARTIAL"
-    if neg:
-        return "FAILURE" if errors == total or not total else "PARTIAL"
-    if pos:
-        return "PARTIAL" if last_failed else "SUCCESS"
-    if not total:
-        return "UNKNOWN"
-    if errors == 0:
-        return "SUCCESS"
-    if errors == total:
-        return "FAILURE"
-    return "PARTIAL" if last_failed else "SUCCESS"
+    user = _user_verdict([p for p in tr.get("recent_prompts") or [] if isinstance(p, str)][-2:])
+    if words in ("mixed", "partial"):
+        return PARTIAL, "the last message reports work left or failures beside success"
+    if words == "fail":
+        if errors == total:
+            return FAILURE, "the last message reports failure" + (f"; all {total} calls failed" if total else "")
+        return PARTIAL, f"the last message reports failure; {total - errors} of {total} calls succeeded"
+    if words == "ok":
+        return _claimed(last_message or "", total, errors, last_failed, user)
+    return _silent(total, errors, last_failed, user)
+
+
+def _claimed(last: str, total: int, errors: int, last_failed: bool, user: str | None) -> tuple[str, str]:
+    """The last message says it is done: believe it unless the evidence disagrees."""
+    if last_failed:
+        return PARTIAL, "reported done, but the last call failed"
+    if user == "complaint" and _HEDGED.search(last):
+        return UNKNOWN, "reported done without a check, right after the user said it was not working"
+    if total >= 10 and errors * 2 >= total:
+        return PARTIAL, f"reported done, but {errors} of {total} calls failed"
+    return SUCCESS, "the last message reports it done" + ("; the user approved" if user == "praise" else "")
+
+
+def _silent(total: int, errors: int, last_failed: bool, user: str | None) -> tuple[str, str]:
+    """No verdict in the last message: the calls and the user's words decide, else UNKNOWN."""
+    if total and errors == total:
+        return FAILURE, f"all {total} calls failed"
+    if last_failed:
+        return PARTIAL, "the last call failed"
+    if user == "praise":
+        return SUCCESS, "the user approved"
+    if user == "complaint":
+        return UNKNOWN, "the user's last prompt reported a problem; no answer says it was solved"
+    return UNKNOWN, "no verdict in the last message"
+
+
+def _unfinished(tr: dict[str, Any]) -> str | None:
+    """How the session was cut off, if it was: a tool call never answered, or the user's interruption."""
+    tail = tr.get("tail")
+    pending = tr.get("pending_calls")
+    if tail == "call" and isinstance(pending, dict) and pending:
+        rec = list(pending.values())[-1]
+        what = " ".join(str(rec.get(k) or "") for k in ("tool", "summary")).strip() if isinstance(rec, dict) else ""
+        return f"ended with a {what or 'tool'} call still pending"
+    if tail == "interrupt":
+        return "the user interrupted the last turn"
+    return None
+
+
+def _verdict(last_message: str | None) -> str | None:
+    """What the last assistant message says of the work: ok, fail, mixed, partial or None."""
+    text = _CODE.sub(" ", last_message or "")
+    text = _CONDITIONAL.sub(" ", _RESOLVED.sub(" ", _NEGATED.sub(" ", text)))
+    neg, pos, partial = bool(_FAIL.search(text)), bool(_OK.search(text)), bool(_PARTIAL.search(text))
+    if neg and pos:
+        return "mixed"
+    if partial and (pos or neg):
+        return "partial"
+    return "fail" if neg else "ok" if pos else None
+
+
+def _user_verdict(prompts: list[str]) -> str | None:
+    """The user's latest judgement in their last prompts: complaint or praise (the later one wins)."""
+    verdict = None
+    for p in prompts:
+        text = _CODE.sub(" ", p)
+        c, g = _COMPLAINT.search(text), _PRAISE.search(text)
+        if c or g:
+            verdict = "complaint" if c and (not g or c.start() > g.start()) else "praise"
+    return verdict
 
 
 def _compact_action(a: dict[str, Any]) -> dict[str, Any]:
@@ -224,8 +326,10 @@ def build_episode(
     actions_all, tool_call_count = _all_actions(carry, buffer)
     tool_call_count += uncounted
     goal = _goal(carry, transcript)
+    task = task_prompt(transcript) or goal
     last = _last_message(last_message, transcript)
     files = _files_touched(carry, buffer)
+    outcome, reason = judge_outcome(actions_all, last, transcript)
     ep: dict[str, Any] = {
         "id": episode_id,
         "session_id": session_id,
@@ -234,11 +338,13 @@ def build_episode(
         "timestamp": now,
         "end_trigger": end_trigger,
         "goal": goal,
-        "goal_summary": summarize(goal),
+        "goal_summary": summarize(task),
+        "result": headline(last),
         "chain_of_thought": [redact_head(t, 500) for t in (transcript.get("assistant_texts") or [])[-3:]],
         "actions": redact_obj(_cap_actions(actions_all)),
         "tool_call_count": tool_call_count,
-        "outcome": classify_outcome(actions_all, last),
+        "outcome": outcome,
+        "outcome_reason": reason,
         "error_analysis": None,
         "heuristics": list(carry.get("heuristics") or []),
         "keywords": keywords(goal, actions_all, files),
@@ -257,6 +363,53 @@ def build_episode(
     if extra:
         ep.update(extra)
     return ep
+
+
+def _content_words(text: str) -> int:
+    return sum(1 for w in _WORD.findall(text) if w.lower().strip(".-_#+") not in STOPWORDS)
+
+
+def task_prompt(transcript: dict[str, Any]) -> str | None:
+    """The session's task: its first prompt with a few content words among the first ones, redacted
+    (None when none has: the goal stays the first prompt)."""
+    for p in transcript.get("first_prompts") or []:
+        if isinstance(p, str) and _content_words(p) >= MIN_TASK_WORDS:
+            return redact_head(p, GOAL_CHARS)
+    return None
+
+
+def headline(message: str | None, limit: int = RESULT_CHARS) -> str:
+    """What the last assistant message says was done, on one line: its first heading, else its first
+    sentences that report something done, else its first sentence; "was about to: ..." when it only
+    announces a step (the session stopped there)."""
+    text = _FENCED.sub(" ", message or "").replace("**", "").replace("`", "")
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    for ln in lines:
+        if ln.startswith("#"):
+            head = _EDGE.sub("", ln.lstrip("#"))
+            if len(head.split()) >= 2:
+                return _cut(head, limit)
+    sentences = [_INTERJECTION.sub("", _EDGE.sub("", s)) for s in _SENTENCE.split(" ".join(lines))]
+    sentences = [s for s in sentences if len(s.split()) >= 2]
+    if not sentences:
+        return ""
+    start = next((i for i, s in enumerate(sentences) if _OK.search(s)), 0)
+    intent = _INTENT.match(sentences[start])
+    if intent:
+        return _cut("was about to: " + sentences[start][intent.end():], limit)
+    out = sentences[start]
+    for s in sentences[start + 1:]:
+        if len(out) + 1 + len(s) > limit:
+            break
+        out += " " + s
+    return _cut(out, limit)
+
+
+def _cut(text: str, limit: int) -> str:
+    line = " ".join(text.split())
+    if len(line) <= limit:
+        return line
+    return (line[: limit - 1].rsplit(" ", 1)[0] or line[: limit - 1]).rstrip(",;:") + "…"
 
 
 def _goal(carry: dict[str, Any], transcript: dict[str, Any]) -> str | None:

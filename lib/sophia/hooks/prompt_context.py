@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 
 from sophia import kinds, paths
-from sophia.hooks.context import HOOK_TEXT_CAP, one_line, overlap, read_json_quiet, stems
+from sophia.hooks.context import overlap, read_json_quiet, render_items, stems
 from sophia.hooks.project import project_of
 from sophia.hooks.runtime import emit_context, load_config, log, read_payload, run
 
@@ -119,21 +119,13 @@ def select(items: list[dict[str, Any]], query: str, *, project: str | None, sess
     return [it for _, it in keep[:max_items]]
 
 
-def render(items: list[dict[str, Any]]) -> str:
-    lines = ["Sophia memory: possibly relevant to this prompt (cite an id if you rely on it):"]
-    for it in items:
-        meta: dict[str, Any] = it["meta"] if isinstance(it.get("meta"), dict) else {}
-        bits = [str(it.get("type") or "memory")]
-        when = str(it.get("event_time") or it.get("timestamp") or "")[:10]
-        if when:
-            bits.append(when)
-        if meta.get("outcome"):
-            bits.append(str(meta["outcome"]))
-        text = it.get("text")
-        if it.get("type") == "episode":
-            text = meta.get("goal_summary") or str(text or "").split("\n", 1)[0]
-        lines.append(f"- [{it['id']}] ({', '.join(bits)}) {one_line(text, 300)}")
-    return "\n".join(lines)[:HOOK_TEXT_CAP]
+TITLE = "Sophia memory: possibly relevant to this prompt (cite an id if you rely on it):"
+
+
+def render(items: list[dict[str, Any]], min_score: float = 0.0) -> str:
+    """What is injected: :func:`sophia.hooks.context.render_items` (one line each, lessons first, a budget
+    that grows with each item's score above ``min_score``)."""
+    return render_items(items, floor=min_score, title=TITLE)
 
 
 def main() -> None:
@@ -158,8 +150,9 @@ def main() -> None:
     items, _source = recall_items(home, query, project, max_items * 4, context_types(ctx))
     sid = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
     chosen = select(items, query, project=project, session_id=sid, min_score=min_score, max_items=max_items)
-    if chosen:
-        emit_context("UserPromptSubmit", render(chosen))
+    text = render(chosen, min_score) if chosen else ""
+    if text:
+        emit_context("UserPromptSubmit", text)
 
 
 def cli() -> None:

@@ -3,10 +3,12 @@
 Prints ``{"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": ...}}``
 with, in this order and within ``context.session_start_max_tokens`` (about 4 characters a
 token): the identity goal and terminal creed, the heuristics (semantic rules) most relevant
-to this project, foresight still valid today, the last few episodes of THIS project (other
-projects' episodes never appear), the project's playbook and error -> fix procedures learned from
-its commands, and open knowledge gaps; first, one line when digest jobs are parked. Reads only small files: the
-capped episode index (1000 entries), the rules, ``memory/foresight.json``, the self model.
+to this project, foresight still valid today, the last few episodes of THIS project that say
+something (not trivial, more than a bare first prompt: what came of it, a lesson, the files; other
+projects' episodes never appear), each as the prompt hook renders it (``context.episode_lines``),
+the project's playbook and error -> fix procedures learned from its commands, and open knowledge
+gaps; first, one line when digest jobs are parked. Reads only small files: the capped episode
+index (1000 entries), the few episode files shown, the rules, ``memory/foresight.json``, the self model.
 """
 
 from __future__ import annotations
@@ -15,8 +17,8 @@ import os
 from datetime import UTC, datetime
 from pathlib import Path
 
-from sophia import paths
-from sophia.hooks.context import fit, memory_items, one_line, read_json_quiet, stems
+from sophia import kinds, paths
+from sophia.hooks.context import ago, episode_lines, fit, memory_items, one_line, read_json_quiet, stems
 from sophia.hooks.project import project_of
 from sophia.hooks.runtime import emit_context, load_config, read_payload, run
 from sophia.timeutil import parse
@@ -26,7 +28,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 MAX_RULES = 8
-MAX_EPISODES = 5
+MAX_EPISODES = 3
+SCAN_EPISODES = 12  # the newest entries of the project looked at for episodes that say something
 MAX_FORESIGHT = 5
 MAX_GAPS = 5
 MAX_LESSON_CHARS = 1200
@@ -108,6 +111,54 @@ def command_lessons(home: Path, project: str | None, max_chars: int) -> list[str
     return session_lines(home, project, max_chars=max(200, min(MAX_LESSON_CHARS, max_chars // 4)))
 
 
+def _card(home: Path, entry: dict[str, Any]) -> dict[str, Any]:
+    """The episode's card (``kinds.episode_card``) from its file; its index entry's goal when unreadable."""
+    from sophia.episode_store import episode_path
+
+    try:
+        ep = read_json_quiet(episode_path(str(entry["id"]), home))
+    except ValueError:  # an unsafe id in the index
+        ep = None
+    return kinds.episode_card(ep) if isinstance(ep, dict) and ep.get("id") else {"did": entry.get("goal_summary")}
+
+
+def says_something(card: dict[str, Any]) -> bool:
+    """More than a bare first prompt: what came of it, a lesson, why it did not succeed, or its files."""
+    return bool(card.get("result") or card.get("lesson") or card.get("why") or card.get("files"))
+
+
+def recent_episode_lines(home: Path, episodes: list[dict[str, Any]], now: datetime) -> list[str]:
+    """The project's newest episodes that say something, each once: the newest in a few lines, the rest in
+    one (an episode is one entry for ``fit``: its lines are kept or dropped together)."""
+    lines: list[str] = []
+    seen: set[str] = set()
+    shown = 0
+    for e in episodes[:SCAN_EPISODES]:
+        if e.get("trivial"):
+            continue
+        card = _card(home, e)
+        key = f"{card.get('did')}|{card.get('result')}".lower()
+        if not says_something(card) or key in seen:
+            continue
+        seen.add(key)
+        head = ", ".join(b for b in (f"- [{e['id']}] {ago(e.get('timestamp'), now)}", str(e.get("outcome") or "")) if b)
+        lines.append("\n".join(episode_lines(card, head, 3 if not shown else 1)))
+        shown += 1
+        if shown == MAX_EPISODES:
+            break
+    return lines
+
+
+def identity_lines(self_model: dict[str, Any]) -> list[str]:
+    identity = []
+    if self_model.get("identity_goal"):
+        identity.append(f"Identity goal: {one_line(self_model['identity_goal'], 300)}")
+    creed = [c for c in self_model.get("terminal_creed") or [] if isinstance(c, str)]
+    if creed:
+        identity.append("Terminal creed (never violate): " + " ".join(one_line(c, 200) for c in creed[:10]))
+    return identity
+
+
 def build_context(home: Path, cfg: dict[str, Any], cwd: str | None, now: datetime | None = None) -> str:
     now = now or datetime.now(UTC)
     project = project_of(cwd)
@@ -126,13 +177,8 @@ def build_context(home: Path, cfg: dict[str, Any], cwd: str | None, now: datetim
     parked = parked_digests(home)
     if parked:
         sections.append(("## Learning", [f"- {parked} digest{'s' if parked > 1 else ''} parked: run `s3 digest list`"]))
-    identity = []
-    if self_model.get("identity_goal"):
-        identity.append(f"Identity goal: {one_line(self_model['identity_goal'], 300)}")
-    creed = [c for c in self_model.get("terminal_creed") or [] if isinstance(c, str)]
-    if creed:
-        identity.append("Terminal creed (never violate): " + " ".join(one_line(c, 200) for c in creed[:10]))
-    sections.append(("## Identity", identity))
+    sections.append(("## Identity", identity_lines(self_model)))
+    # the stable user profile (issue 14's learning loop) comes here, as one section
 
     rules = rank_rules(read_json_quiet(paths.rules_path(home)), keywords, project, now)
     sections.append(("## Heuristics learned (most relevant to this project first)", [
@@ -148,15 +194,8 @@ def build_context(home: Path, cfg: dict[str, Any], cwd: str | None, now: datetim
         for f in foresight
     ]))
 
-    shown = [e for e in episodes if not e.get("trivial")][:MAX_EPISODES]
-    if len(shown) < 3:
-        shown = episodes[:MAX_EPISODES]
     title = f"## Recent episodes in this project ({project})" if project else "## Recent episodes"
-    sections.append((title, [
-        f"- [{e['id']}] {str(e.get('timestamp') or '')[:10]} {e.get('outcome') or 'UNKNOWN'}: "
-        f"{one_line(e.get('goal_summary') or '(no goal recorded)', 200)}"
-        for e in shown
-    ]))
+    sections.append((title, recent_episode_lines(home, episodes, now)))
 
     sections.append(("## What worked in this project before (commands)", command_lessons(home, project, max_chars)))
 

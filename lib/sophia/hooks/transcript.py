@@ -26,6 +26,7 @@ MAX_READ = 8 * 1024 * 1024  # more new bytes than this: read the head and the ta
 HEAD_READ = 1024 * 1024
 TAIL_READ = 4 * 1024 * 1024
 KEEP_PROMPTS = 10
+KEEP_FIRST_PROMPTS = 3  # the session's task is often not its first prompt ("load claude.md")
 KEEP_TEXTS = 5
 KEEP_ERRORS = 50
 PROMPT_CHARS = 4000
@@ -42,6 +43,7 @@ def new_state(path: str | None = None) -> dict[str, Any]:
         "git_branch": None, "cwd": None, "sidechain_lines": 0, "compactions": 0, "summaries": [],
         "unknown_types": 0, "bad_lines": 0, "skipped_bytes": 0, "note": None,
         "actions": [], "actions_total": 0, "pending_calls": {},
+        "interrupts": 0, "tail": None, "first_prompts": [],  # tail: what the main chain last held (prompt/interrupt/text/call/result)
     }
 
 
@@ -67,11 +69,17 @@ def _user(st: dict[str, Any], obj: dict[str, Any], new_prompts: list[str]) -> No
         return
     prompt = clean_prompt("\n".join(texts))
     if prompt is None:
+        if texts[0].lstrip().startswith("[Request interrupted"):
+            st["interrupts"] += 1
+            st["tail"] = "interrupt"
         return
     prompt = redact_head(prompt, PROMPT_CHARS)  # state files live on disk: redact at capture
     st["prompts_total"] += 1
+    st["tail"] = "prompt"
     if st["first_prompt"] is None:
         st["first_prompt"] = prompt
+    if len(st["first_prompts"]) < KEEP_FIRST_PROMPTS:
+        st["first_prompts"].append(prompt)
     _push(st["recent_prompts"], prompt, KEEP_PROMPTS)
     new_prompts.append(prompt)
 
@@ -117,6 +125,7 @@ def _assistant(st: dict[str, Any], obj: dict[str, Any]) -> None:
             continue
         if block.get("type") == "text" and isinstance(block.get("text"), str) and block["text"].strip():
             _push(st["assistant_texts"], redact_head(block["text"].strip(), TEXT_CHARS), KEEP_TEXTS)
+            st["tail"] = "text"
         elif block.get("type") == "tool_use":
             st["tool_uses"] += 1
 
@@ -182,12 +191,14 @@ def _track_actions(st: dict[str, Any], obj: dict[str, Any]) -> None:
     pending = st["pending_calls"]
     for call in tool_calls(obj) if obj.get("type") == "assistant" else ():
         pending[call["id"]] = call_record(call)
+        st["tail"] = "call"
         while len(pending) > KEEP_PENDING:
             pending.pop(next(iter(pending)))
     for result in tool_results(obj) if obj.get("type") == "user" else ():
         call = pending.pop(result["id"], None)
         if call is None:
             continue
+        st["tail"] = "result"
         acts = st["actions"]
         acts.append(_action(call, result, obj.get("timestamp"), obj.get("sessionId")))
         st["actions_total"] += 1
