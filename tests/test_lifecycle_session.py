@@ -310,3 +310,20 @@ def test_reflection_runner_is_detached_guarded_and_single(home: Path, tmp_path: 
     log = (paths.logs_dir(home) / "reflection.log").read_text()
     assert "finished (result left unapplied)" in log and "Traceback" not in log
     assert not (paths.run_dir(home) / "reflection.pid").exists()
+
+
+def test_a_later_stop_keeps_what_a_digest_taught_the_episode(home: Path, session: list[dict[str, Any]]) -> None:
+    """A reflection attached lessons to the episode; a late or resumed Stop rebuilds it from the buffer and
+    transcript, but keeps the heuristics, error analysis, narrative and links (the digest never runs again)."""
+    r = session_end.process(event(session, "SessionEnd"), home)
+    p = home / "episodes" / f"{r['episode']}.json"
+    ep = read(p)
+    learned = {"heuristics": ["Run pytest with --import-mode=importlib in this repo"], "error_analysis": "conftest clash",
+               "narrative": "The user fixed the test run.", "memcell_id": "mc_1", "reflected": True,
+               "reflected_at": "2026-11-23T10:00:00Z", "links": [{"id": "rule_1", "relation": "elaborates"}]}
+    ep.update(learned)
+    p.write_text(json.dumps(ep))
+    session_end.process(event(session, "Stop"), home)
+    after = read(p)
+    for k, v in learned.items():
+        assert after.get(k) == v, k

@@ -257,7 +257,26 @@ def _build_episode(run: _Run, episode_id: str) -> dict[str, Any]:
     )
     if run.state.get("ended_at"):  # a late Stop after SessionEnd keeps the final trigger
         episode["end_trigger"] = "session_end"
+    _keep_learned(run, episode)
     return episode
+
+
+# what a digest, a reflection or consolidation wrote on the episode: a rebuild from the buffer keeps it
+LEARNED = ("heuristics", "error_analysis", "narrative", "memcell_id", "reflected", "reflected_at", "links",
+           "consolidated")
+
+
+def _keep_learned(run: _Run, episode: dict[str, Any]) -> None:
+    """Carry over the learned fields of the episode already on disk (one small read; none for a new one)."""
+    prior = _existing_episode(run.home, episode["id"])
+    if not prior:
+        return
+    for k in LEARNED:
+        v = prior.get(k)
+        if k == "heuristics" and isinstance(v, list):
+            episode[k] = list(dict.fromkeys([*v, *(episode.get(k) or [])]))
+        elif v not in (None, [], "", False):
+            episode[k] = v
 
 
 def _save_episode(run: _Run, episode: dict[str, Any], new_episode: bool) -> bool:
