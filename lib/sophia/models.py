@@ -193,6 +193,8 @@ class GuardianConfig(_Checked):
     mode: str = _setting("guardian.mode")
     allow: list[str] = _setting("guardian.allow")
     deny: list[str] = _setting("guardian.deny")
+    mcp_allow: list[str] = _setting("guardian.mcp_allow")
+    mcp_deny: list[str] = _setting("guardian.mcp_deny")
 
 
 class ContextConfig(_Checked):
