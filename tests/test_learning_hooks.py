@@ -204,7 +204,7 @@ def test_no_python_with_pydantic_leaves_the_job_pending(home: Path, tmp_path: Pa
     job = {"session": "s-nopy", "transcript": "", "project": str(project), "cwd": str(project),
            "episode": None, "trivial": False}
     line = after_session.digest(home, {"learning_enabled": True}, job, None)
-    assert "pending: no Python with pydantic" in line
+    assert "pending;" in line and "no worker: no Python with pydantic" in line, line
     assert [j["state"] for j in queue.jobs(home)] == ["pending"] and not queue.worker_running(home)
 
 

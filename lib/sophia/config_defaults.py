@@ -66,7 +66,7 @@ SETTINGS: tuple[Setting, ...] = (
     S("reflection_every_n_episodes", 10, "int", (1, None), doc="N for after_n_episodes"),
     S("reflection_max_turns", 12, "int", (1, 50), doc="the reflection run's --max-turns"),
     S("reflection_timeout_seconds", 600, "int", (30, 3600), doc="the reflection run is stopped after this"),
-    S("consolidation_min_episodes", 5, "int", (1, None), doc="`s3 consolidate` waits for this many fresh episodes"),
+    S("consolidation_min_episodes", 5, "int", (1, None), doc="`s3 consolidate` waits for this many fresh episodes; with learning on, so many new ones since the last queue one consolidation job (at most one a day)"),
     S("learning_enabled", False, "bool",
       doc="digest finished sessions in the background through headless Claude Code (costs tokens; see the caps)"),
     S("learning_daily_max_jobs", 20, "int", (0, 1000), doc="at most this many digest jobs run per day"),
