@@ -62,7 +62,8 @@ SETTINGS: tuple[Setting, ...] = (
     S("embedding_batch_size", 32, "int", (1, 1024), doc="items embedded per batch"),
     S("embedding_threads", 0, "int", (0, 64), doc="torch threads; 0: the service measures 1 and 2 and keeps the faster"),
     S("reflection_trigger", "manual", "choice", ("manual", "on_session_end", "after_n_episodes"),
-      doc="when a hook launches reflection: never, after each finished episode, or every N episodes"),
+      doc="when a hook launches reflection: never, after each finished episode, or every N episodes; "
+          "ignored while learning_enabled is true (the digest reflects on each session then)"),
     S("reflection_every_n_episodes", 10, "int", (1, None), doc="N for after_n_episodes"),
     S("reflection_max_turns", 12, "int", (1, 50), doc="the reflection run's --max-turns"),
     S("reflection_timeout_seconds", 600, "int", (30, 3600), doc="the reflection run is stopped after this"),
