@@ -5,7 +5,8 @@ The SessionEnd hook only *launches* this file (``python -I -S after_session.py J
 budget to keep:
 
 1. the zero-token learners (:func:`learners.learn_transcript`: error -> fix procedures, the project
-   playbook, recurring failures), always: they cost no tokens;
+   playbook, recurring failures), always: they cost no tokens; and the user model's preferences, goals
+   and knowledge levels derived afresh from what the digests stored (:func:`memory.user_model.refresh`);
 2. when ``learning_enabled`` is true, the session is not trivial and its project has not opted out
    (a ``.sophia-no-learning`` file in the project root, or ``learning_exclude_projects``), one digest
    job (:func:`queue.enqueue`; it releases the hold a compaction put on the session's job);
@@ -155,7 +156,18 @@ def run(home: Path, job: dict[str, Any], python: str | None) -> str:
                 f"{len(report.get('procedures_added') or [])} procedures, {len(report.get('gaps_added') or [])} gaps")
     except Exception as exc:  # noqa: BLE001 - the digest below must still be queued
         line = f"learners failed: {type(exc).__name__}: {exc}"
-    return f"{line}; {digest(home, cfg, job, python)}"
+    return f"{line}; {learn_user(home, cfg)}; {digest(home, cfg, job, python)}"
+
+
+def learn_user(home: Path, cfg: dict[str, Any]) -> str:
+    """Fold what the digests done so far learned about the user into the user model."""
+    from ..memory import user_model
+    from .stats import safe_user_id
+
+    try:
+        return "user model " + ("updated" if user_model.refresh(home, safe_user_id(cfg)) else "unchanged")
+    except Exception as exc:  # noqa: BLE001 - one line; the digest must still be queued
+        return f"user model not updated: {type(exc).__name__}: {exc}"
 
 
 def _reexec(home: Path, arg: str) -> None:

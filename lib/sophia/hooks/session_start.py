@@ -2,7 +2,7 @@
 
 Prints ``{"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": ...}}``
 with, in this order and within ``context.session_start_max_tokens`` (about 4 characters a
-token): the identity goal and terminal creed, the heuristics (semantic rules) most relevant
+token): the identity goal and terminal creed, the user's stable profile (a line or two), the heuristics (semantic rules) most relevant
 to this project, foresight still valid today, the last few episodes of THIS project (other
 projects' episodes never appear), the project's playbook and error -> fix procedures learned from
 its commands, and open knowledge gaps; first, one line when digest jobs are parked. Reads only small files: the
@@ -108,6 +108,13 @@ def command_lessons(home: Path, project: str | None, max_chars: int) -> list[str
     return session_lines(home, project, max_chars=max(200, min(MAX_LESSON_CHARS, max_chars // 4)))
 
 
+def user_lines(home: Path, cfg: dict[str, Any]) -> list[str]:
+    """The stable profile: a line or two from the user model (:mod:`sophia.memory.user_model`)."""
+    from sophia.memory.user_model import profile_lines
+
+    return profile_lines(home, cfg.get("current_user") or "default")  # a safe name: load_config checked it
+
+
 def build_context(home: Path, cfg: dict[str, Any], cwd: str | None, now: datetime | None = None) -> str:
     now = now or datetime.now(UTC)
     project = project_of(cwd)
@@ -133,6 +140,7 @@ def build_context(home: Path, cfg: dict[str, Any], cwd: str | None, now: datetim
     if creed:
         identity.append("Terminal creed (never violate): " + " ".join(one_line(c, 200) for c in creed[:10]))
     sections.append(("## Identity", identity))
+    sections.append(("## The user (learned from past sessions)", user_lines(home, cfg)))
 
     rules = rank_rules(read_json_quiet(paths.rules_path(home)), keywords, project, now)
     sections.append(("## Heuristics learned (most relevant to this project first)", [
