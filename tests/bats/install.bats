@@ -513,3 +513,42 @@ torch_choice() {
   run bash -c '. "$SRC/install.sh"; PATH=$1:$PATH; has_nvidia_gpu && echo gpu || echo none' _ "$BATS_TEST_TMPDIR/bin"
   [ "$output" = none ]
 }
+
+@test "no terminal or --yes: the learning question is never asked; learning stays off and the summary says so" {
+  run "$SRC/install.sh" --no-embeddings </dev/null
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  [[ $output != *"Turn automatic learning on"* ]]
+  [[ $output == *"learning:   off (turn on: learning_enabled true in $HOME/.sophia/config.json; it costs tokens, at most 20 jobs and \$0.50 a day)"* ]]
+  [[ $output == *"run \`s3 backfill\` to learn from the Claude Code sessions you already had"* ]]
+  run pyq 'import json,sys; print(json.load(open(sys.argv[1]))["learning_enabled"])' "$HOME/.sophia/config.json"
+  [ "$output" = False ]
+  rm -rf "$HOME/.sophia" "$HOME/.claude" "$HOME/.local"
+  run "$SRC/install.sh" --yes --no-embeddings
+  [ "$status" -eq 0 ]
+  [[ $output != *"Turn automatic learning on"* && $output == *"learning:   off"* ]]
+}
+
+@test "in a terminal a first install asks once, saying what it costs; yes turns learning on, an upgrade keeps it" {
+  command -v script >/dev/null || skip "no script(1) for a pseudo-terminal"
+  run script -qec "'$SRC/install.sh' --no-embeddings" /dev/null <<<$'y\ny\n'
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  [[ $output == *"your own \`claude\` runs headless"* ]]
+  [[ $output == *"at most 20 digests and \$0.50 a day"* ]]
+  [[ $output == *"Turn automatic learning on? [y/N]"* ]]
+  [[ $output == *"learning:   on: finished sessions are digested by your own \`claude\`, headless; at most 20 jobs and \$0.50 a day"* ]]
+  run pyq 'import json,sys; d = json.load(open(sys.argv[1])); print(d["learning_enabled"], d["embedding_provider"])' "$HOME/.sophia/config.json"
+  [ "$output" = "True local" ]
+  [ "$(stat -c %a "$HOME/.sophia/config.json")" = 600 ]
+  run script -qec "'$SRC/install.sh' --no-embeddings" /dev/null <<<$'y\n'
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  [[ $output != *"Turn automatic learning on"* && $output == *"learning:   on:"* ]]
+}
+
+@test "in a terminal, the default answer leaves learning off" {
+  command -v script >/dev/null || skip "no script(1) for a pseudo-terminal"
+  run script -qec "'$SRC/install.sh' --no-embeddings" /dev/null <<<$'\n\n'
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  [[ $output == *"Turn automatic learning on? [y/N]"* && $output == *"learning:   off"* ]]
+  run pyq 'import json,sys; print(json.load(open(sys.argv[1]))["learning_enabled"])' "$HOME/.sophia/config.json"
+  [ "$output" = False ]
+}
