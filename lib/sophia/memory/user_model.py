@@ -15,20 +15,19 @@ leaves every other key as it is (lock, read, change, atomic write, only when som
   The counts behind each level are kept in ``knowledge_basis`` (why it says so).
 
 A profile fact is live unless superseded (``meta.superseded_by``) or past its ``valid_until``.
+:func:`profile_lines` is on SessionStart's path: it and this module's top level import nothing beyond
+what that hook has loaded already (the writers' imports are inside the functions that write).
 """
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import UTC, datetime
 from pathlib import Path
 
 from .. import paths
-from ..atomic import read_json, write_json_atomic
-from ..errors import SophiaError
-from ..locking import locked
 from ..timeutil import iso, parse
-from .domains import GENERAL, guess_domain
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -38,10 +37,10 @@ MAX_GOALS = 5
 MAX_PREFERENCES = 30
 MIN_EPISODES = 2
 EXPERT_EPISODES = 5
-GOAL_WORDS = re.compile(r"\b(wants? to|goals?|aims? to|plans? to|planning to|trying to|working (on|towards?)|"
-                        r"intends? to|hopes? to|is learning|learning to|preparing for)\b", re.I)
-QUESTION = re.compile(r"^\s*(how|what|why|when|where|which|who|is|are|can|could|should|does|do|explain)\b|\?\s*$",
-                      re.I)
+# patterns, compiled on first use (re caches them): not on SessionStart's path
+GOAL_WORDS = (r"(?i)\b(wants? to|goals?|aims? to|plans? to|planning to|trying to|working (on|towards?)|"
+              r"intends? to|hopes? to|is learning|learning to|preparing for)\b")
+QUESTION = r"(?i)^\s*(how|what|why|when|where|which|who|is|are|can|could|should|does|do|explain)\b|\?\s*$"
 DIGEST = "digest"
 FIRM_CONFIDENCE = 0.8  # a learned preference shown before it is stable (seen 3+ times over 7+ days)
 
@@ -58,12 +57,18 @@ def _live(item: dict[str, Any], now: datetime) -> bool:
     return end is None or end > now
 
 
+def _read(path: Path) -> Any:
+    """A JSON file's content; None when it is missing or unreadable (a corrupt file is ``s3 doctor``'s)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh)
+    except (OSError, ValueError, RecursionError):
+        return None
+
+
 def profile_facts(home: Path, now: datetime) -> list[dict[str, Any]]:
     """The live profile facts, most recently confirmed first."""
-    try:
-        data = read_json(paths.memory_dir(home) / "profile.json", default=None)
-    except SophiaError:
-        return []
+    data = _read(paths.memory_dir(home) / "profile.json")
     items = data.get("items") if isinstance(data, dict) else None
     live = [i for i in items or [] if isinstance(i, dict) and _live(i, now)]
     return sorted(live, key=lambda i: str((i.get("meta") or {}).get("last_confirmed") or i.get("timestamp") or ""),
@@ -86,11 +91,13 @@ def traits(facts: list[dict[str, Any]]) -> list[str]:
 
 
 def goals(facts: list[dict[str, Any]]) -> list[str]:
-    return [f["text"].strip() for f in facts if GOAL_WORDS.search(f["text"])][:MAX_GOALS]
+    return [f["text"].strip() for f in facts if re.search(GOAL_WORDS, f["text"])][:MAX_GOALS]
 
 
 def knowledge(entries: list[Any]) -> tuple[dict[str, str], dict[str, str]]:
     """(domain -> NOVICE | INTERMEDIATE | EXPERT, domain -> the counts behind it)."""
+    from .domains import GENERAL, guess_domain
+
     seen: dict[str, list[int]] = {}  # domain -> [episodes, questions, successes]
     for e in entries:
         if not isinstance(e, dict) or e.get("trivial"):
@@ -102,7 +109,7 @@ def knowledge(entries: list[Any]) -> tuple[dict[str, str], dict[str, str]]:
             continue
         c = seen.setdefault(domain, [0, 0, 0])
         c[0] += 1
-        c[1] += bool(QUESTION.search(goal))
+        c[1] += bool(re.search(QUESTION, goal))
         c[2] += e.get("outcome") == "SUCCESS"
     levels, basis = {}, {}
     for domain, (n, asked, ok) in sorted(seen.items()):
@@ -119,10 +126,7 @@ def knowledge(entries: list[Any]) -> tuple[dict[str, str], dict[str, str]]:
 
 
 def _episode_entries(home: Path) -> list[Any]:
-    try:
-        index = read_json(paths.episode_index_path(home), default=None)
-    except SophiaError:
-        return []
+    index = _read(paths.episode_index_path(home))
     entries = index.get("entries") if isinstance(index, dict) else None
     return entries if isinstance(entries, list) else []
 
@@ -137,6 +141,9 @@ def learned(home: Path, now: datetime | None = None) -> dict[str, Any]:
 
 def refresh(home: Path, user_id: str = "default", now: datetime | None = None) -> bool:
     """Fold what the digests learned into the user model. True when the file changed."""
+    from ..atomic import read_json, write_json_atomic
+    from ..locking import locked
+
     new = learned(home, now)
     p = paths.user_model_path(user_id, home)
     with locked(p, timeout=10):
@@ -158,10 +165,7 @@ def refresh(home: Path, user_id: str = "default", now: datetime | None = None) -
 def profile_lines(home: Path, user_id: str = "default", max_chars: int = 400) -> list[str]:
     """At most two lines for SessionStart: who the user is (stable traits, firm preferences), then the
     domains they know well or are new to and their goals. Reads only the user model (one small file)."""
-    try:
-        data = read_json(paths.user_model_path(user_id, home), default=None)
-    except SophiaError:
-        return []
+    data = _read(paths.user_model_path(user_id, home))
     if not isinstance(data, dict):
         return []
     who = [t for t in data.get("traits") or [] if isinstance(t, str)][:2] + _firm_preferences(data)[:3]
