@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install Sophia System 3 for Claude Code: a venv with the `s3` CLI, the hooks, skills and subagents,
 # and our hook entries merged into Claude Code's settings.json. Safe to run again (an upgrade).
+# A first install in a terminal asks once whether to turn automatic learning on (off otherwise).
 #
 # Usage: ./install.sh [--yes] [--project DIR] [--no-embeddings] [--dry-run] [-h]
 #
@@ -430,6 +431,31 @@ step_init() {
   if [[ ${VENV_CREATED:-0} == 1 ]]; then printf '%s\n' "$SOPHIA_HOME" >"$VENV_DIR/.sophia_home"; fi
 }
 
+# Asks once (a first install, in a terminal) whether to turn automatic learning on, saying what it costs.
+# Never asked with --yes, --dry-run or without a terminal: the default (off) stands. An upgrade keeps
+# whatever the config says.
+ask_learning() {
+  LEARNING_ANSWER=''
+  [[ $ASSUME_YES == 1 || $DRY_RUN == 1 ]] && return 0
+  [[ -t 0 ]] || return 0
+  [[ -f $MANIFEST ]] && return 0
+  local jobs usd answer
+  IFS=$'\t' read -r jobs usd < <(helper learning caps)
+  echo
+  info "Automatic learning: after each session, your own \`claude\` runs headless (the small, cheap model)"
+  info "to digest it into lessons, facts and heuristics the next sessions are given. It costs tokens on"
+  info "your account: at most $jobs digests and \$$usd a day (learning_daily_max_jobs, learning_daily_max_usd"
+  info "in $SOPHIA_HOME/config.json). Off: only the free lessons (fixes, the project's commands) are learned."
+  read -r -p "Turn automatic learning on? [y/N] " answer || answer=''
+  if [[ $answer == [yY]* ]]; then LEARNING_ANSWER=on; else LEARNING_ANSWER=off; fi
+}
+
+# Step: write the answer to the learning question (after s3 init made the config).
+step_learning() {
+  [[ $LEARNING_ANSWER == on && $DRY_RUN == 0 ]] || return 0
+  helper learning set --config "$SOPHIA_HOME/config.json" --on || _exiterr "could not turn learning on in $SOPHIA_HOME/config.json"
+}
+
 confirm() {
   [[ $ASSUME_YES == 1 || $DRY_RUN == 1 ]] && return 0
   [[ -t 0 ]] || return 0
@@ -451,6 +477,8 @@ summary() {
   info "skills:     ${#NEW_DIRS[@]} in $CLAUDE_DIR/skills; agents: ${#NEW_FILES[@]} in $CLAUDE_DIR/agents"
   info "CLI:        ${LAUNCHER_DONE:-$S3_BIN}"
   info "manifest:   $MANIFEST (s3 uninstall or ./uninstall.sh removes exactly this)"
+  info "learning:   $(helper learning describe --config "$SOPHIA_HOME/config.json")"
+  info "history:    run \`s3 backfill\` to learn from the Claude Code sessions you already had (~/.claude/projects)"
   command -v claude >/dev/null 2>&1 || info "Claude Code was not found on PATH; the hooks take effect once it is installed."
   info "next: start Claude Code and run /s3-status (or: s3 status)"
   if [[ -n $LAUNCHER_DONE ]] && ! on_path "$BIN_DIR"; then
@@ -480,6 +508,7 @@ main() {
     info "          about 1.5 GB in the venv with the CPU build (--no-embeddings: keyword recall only, no torch)"
   fi
   confirm
+  ask_learning
   step_venv
   step_packages
   step_kit
@@ -488,6 +517,7 @@ main() {
   step_settings
   step_manifest
   step_init
+  step_learning
   summary
 }
 

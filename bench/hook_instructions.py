@@ -26,7 +26,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "lib")]
 from bench import hook_speed as hs  # noqa: E402
 
 CASES = [("prompt_context", "prompt_relevant"), ("prompt_context", "prompt_irrelevant"),
-         ("session_start", "SessionStart"), ("session_end", "Stop")]
+         ("session_start", "SessionStart"), ("session_end", "Stop"), ("session_end", "SessionEnd")]
 
 
 def instructions(kit: Path, hook: str, payload: bytes, env: dict[str, str], py: str) -> int:

@@ -12,6 +12,9 @@ its payload on stdin) round-robin with the baselines, so machine noise hits all 
 
 Budgets (issue 5): log_action median <= 4x the bash baseline; Stop <= 150 ms; SessionEnd well
 inside 1.5 s; session_start <= 300 ms and prompt_context <= 150 ms with 10k episodes/memories.
+PreCompact / PostCompact (issue 14) run against a second home with learning on (they queue a digest
+job there; that home's ``claude`` is /bin/false, and nothing there starts a worker), the PostCompact
+payload with a 6 KB compact summary.
 """
 
 from __future__ import annotations
@@ -104,6 +107,34 @@ def make_home(base: Path, n_episodes: int, seed: int = 7) -> dict[str, Any]:
     return {"home": home, "projects": projects, "indexed": indexed}
 
 
+def learning_home(base: Path) -> Path:
+    """A small home with automatic learning on, for the compaction hooks."""
+    from sophia import paths
+    from sophia.atomic import read_json, write_json_atomic
+    from sophia.state import init_tree
+
+    home, before = base / "learning" / ".sophia", os.environ["SOPHIA_HOME"]
+    os.environ["SOPHIA_HOME"] = str(home)
+    try:
+        init_tree()
+    finally:
+        os.environ["SOPHIA_HOME"] = before
+    cfg = read_json(paths.config_path(home))
+    cfg.update(learning_enabled=True, embedding_provider="none")
+    write_json_atomic(paths.config_path(home), cfg)
+    return home
+
+
+def compact_payloads(stop: bytes) -> dict[str, bytes]:
+    common = {k: v for k, v in json.loads(stop).items() if k in ("session_id", "transcript_path", "cwd")}
+    summary = " ".join(f"Step {i}: fixed the {WORDS[i % len(WORDS)]} {WORDS[(3 * i) % len(WORDS)]} and ran the tests."
+                       for i in range(120))
+    return {"PreCompact": json.dumps({**common, "hook_event_name": "PreCompact", "trigger": "auto",
+                                      "custom_instructions": None}).encode(),
+            "PostCompact": json.dumps({**common, "hook_event_name": "PostCompact", "trigger": "auto",
+                                       "compact_summary": summary}).encode()}
+
+
 def payloads(base: Path, project: str) -> dict[str, bytes]:
     transcript = base / "transcript.jsonl"
     lines = (FIX / "transcript_basic.jsonl").read_text().replace("@PROJECT@", project).splitlines()
@@ -124,6 +155,7 @@ def payloads(base: Path, project: str) -> dict[str, bytes]:
         "SessionStart": by_event["SessionStart"].encode(),
         "prompt_relevant": json.dumps(relevant).encode(),
         "prompt_irrelevant": json.dumps(irrelevant).encode(),
+        **compact_payloads(by_event["Stop"].encode()),
     }
 
 
@@ -160,6 +192,7 @@ def main() -> int:
         py = real_python()
         env = dict(os.environ, HOME=str(base), SOPHIA_HOME=str(info["home"]), SOPHIA_PYTHON=py)
         env.pop("SOPHIA_HOOK_GUARD", None)
+        lenv = dict(env, SOPHIA_HOME=str(learning_home(base)), SOPHIA_CLAUDE_BIN="/bin/false")
         # Prime: the buffer holds ~50 tool calls, the session's episode exists (Stop is then the
         # per-turn upsert it is after every assistant turn).
         for _ in range(50):
@@ -169,7 +202,7 @@ def main() -> int:
         out_irr = timed([str(HOOKS / "prompt_context.sh")], pl["prompt_irrelevant"], env)[1]
         out_ss = timed([str(HOOKS / "session_start.sh")], pl["SessionStart"], env)[1]
 
-        cases: list[tuple[str, list[str], bytes]] = [
+        cases: list[tuple[str, list[str], bytes, dict[str, str]]] = [(*c, env) for c in [
             ("baseline: bash -c 'cat >/dev/null' (PostToolUse payload)", ["bash", "-c", "cat >/dev/null"],
              pl["PostToolUse"]),
             ("baseline: python -I -S -c pass", [py, "-I", "-S", "-c", "pass"], b""),
@@ -179,18 +212,19 @@ def main() -> int:
             ("session_start.sh (SessionStart)", [str(HOOKS / "session_start.sh")], pl["SessionStart"]),
             ("prompt_context.sh (relevant prompt)", [str(HOOKS / "prompt_context.sh")], pl["prompt_relevant"]),
             ("prompt_context.sh (irrelevant prompt)", [str(HOOKS / "prompt_context.sh")], pl["prompt_irrelevant"]),
-        ]
-        samples: dict[str, list[float]] = {name: [] for name, _, _ in cases}
-        cpu: dict[str, list[float]] = {name: [] for name, _, _ in cases}
+        ]] + [(f"compact.sh ({ev}, learning on)", [str(HOOKS / "compact.sh")], pl[ev], lenv)
+              for ev in ("PreCompact", "PostCompact")]
+        samples: dict[str, list[float]] = {name: [] for name, _, _, _ in cases}
+        cpu: dict[str, list[float]] = {name: [] for name, _, _, _ in cases}
         for _ in range(args.rounds):
-            for name, argv, data in cases:
-                samples[name].append(timed(argv, data, env)[0])
+            for name, argv, data, case_env in cases:
+                samples[name].append(timed(argv, data, case_env)[0])
                 cpu[name].append(CPU_MS[id(argv)])
         base_bash = statistics.median(samples[cases[0][0]])
         base_py = statistics.median(samples[cases[1][0]])
         base_py_cpu = statistics.median(cpu[cases[1][0]]) or 1.0
         rows = []
-        for name, _, _ in cases:
+        for name, _, _, _ in cases:
             s = samples[name]
             med = statistics.median(s)
             med_cpu = statistics.median(cpu[name])
@@ -203,6 +237,9 @@ def main() -> int:
             "home_build_s": round(build_s, 1), "rows": rows,
             "session_start_chars": len(json.loads(out_ss)["hookSpecificOutput"]["additionalContext"]) if out_ss else 0,
             "prompt_relevant_injected": bool(out_rel.strip()), "prompt_irrelevant_silent": not out_irr.strip(),
+            "compact_jobs": [{"id": j["id"], "held": j.get("held"), "summary_chars": len(j.get("summary") or "")}
+                             for j in map(json.loads, (p.read_text() for p in
+                                          Path(lenv["SOPHIA_HOME"]).glob("digests/pending/*.json")))],
         }
     finally:
         shutil.rmtree(base, ignore_errors=True)
@@ -217,7 +254,8 @@ def main() -> int:
         print(f"| {r['hook']} | {r['median_ms']} | {r['p90_ms']} | {r['x_bash']} | {r['x_python']} | {r['cpu_ms']} "
               f"| {r['cpu_x_python']} |")
     print(f"\nsession_start context: {report['session_start_chars']} chars; relevant prompt injected: "
-          f"{report['prompt_relevant_injected']}; irrelevant prompt silent: {report['prompt_irrelevant_silent']}")
+          f"{report['prompt_relevant_injected']}; irrelevant prompt silent: {report['prompt_irrelevant_silent']}; "
+          f"compaction jobs: {report['compact_jobs']}")
     return 0
 
 

@@ -24,12 +24,12 @@ from hypothesis import strategies as st
 ROOT = Path(__file__).resolve().parents[1]
 HOOKS = sorted((ROOT / "hooks").glob("*.sh"))
 EVENTS = ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure", "Stop",
-          "SessionEnd", "PreCompact", "SubagentStop", "Notification"]
+          "SessionEnd", "PreCompact", "PostCompact", "SubagentStop", "Notification"]
 GUARDIAN = "guardian_tier1.sh"
 # The events each hook is registered for (hooks/hooks.json); other events are still fed, less often.
 HOOK_EVENTS = {"guardian_tier1": ["PreToolUse"], "log_action": ["PostToolUse", "PostToolUseFailure"],
                "session_end": ["Stop", "SessionEnd"], "session_start": ["SessionStart"],
-               "prompt_context": ["UserPromptSubmit"]}
+               "prompt_context": ["UserPromptSubmit"], "compact": ["PreCompact", "PostCompact"]}
 
 
 

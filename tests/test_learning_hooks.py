@@ -204,7 +204,7 @@ def test_no_python_with_pydantic_leaves_the_job_pending(home: Path, tmp_path: Pa
     job = {"session": "s-nopy", "transcript": "", "project": str(project), "cwd": str(project),
            "episode": None, "trivial": False}
     line = after_session.digest(home, {"learning_enabled": True}, job, None)
-    assert "pending: no Python with pydantic" in line
+    assert "pending;" in line and "no worker: no Python with pydantic" in line, line
     assert [j["state"] for j in queue.jobs(home)] == ["pending"] and not queue.worker_running(home)
 
 
@@ -230,3 +230,25 @@ def test_after_session_runner_runs_from_the_hook_interpreter(home: Path, tmp_pat
     r = subprocess.run([sys.executable, "-I", "-S", str(LIB / "sophia" / "hooks" / "after_session.py"),
                         json.dumps(job)], env=env, capture_output=True, text=True, timeout=60)
     assert r.returncode == 0 and "1 procedures" in r.stdout, (r.stdout, r.stderr)
+
+
+def test_learning_on_the_old_reflection_trigger_never_reflects_a_second_time(home: Path, tmp_path: Path) -> None:
+    """With learning on, the digest's stage 2 reflects on the session: reflection_trigger launches nothing."""
+    from sophia.hooks import reflection
+
+    set_config(home, learning_enabled=True, reflection_trigger="on_session_end")
+    project = project_dir(tmp_path)
+    r = subprocess.run(["bash", str(ROOT / "hooks" / "session_end.sh")], text=True, capture_output=True,
+                       input=json.dumps(end_payload("s-r", transcript(tmp_path, project, "s-r"), project)),
+                       env=hook_env(home), timeout=60)
+    assert r.returncode == 0 and not r.stderr, r.stderr
+    assert "pending;" in wait_learned(home, 1)[0]
+    wait_worker_gone(home)
+    assert [(j["id"], j["state"]) for j in queue.jobs(home)] == [("session_s-r", "done")]
+    assert not (paths.logs_dir(home) / "reflection.log").exists()
+    hooks_log = paths.logs_dir(home) / "hooks.log"
+    assert "reflection launched" not in (hooks_log.read_text() if hooks_log.exists() else "")
+    cfg = {"learning_enabled": True, "reflection_trigger": "after_n_episodes", "reflection_every_n_episodes": 1}
+    assert reflection.episodes_to_reflect(home, cfg, {"id": "ep_1", "trivial": False}) == []
+    assert reflection.episodes_to_reflect(home, dict(cfg, learning_enabled=False),
+                                          {"id": "ep_1", "trivial": False}) == ["ep_1"]

@@ -55,7 +55,7 @@ def test_merged_settings_are_schema_valid(tmp_path: Path, base: dict) -> None:
     doc = merged(tmp_path / "home dir" / ".sophia" / "kit", base)
     assert errors(v, doc) == []
     assert set(doc["hooks"]) >= {"PreToolUse", "PostToolUse", "SessionStart", "UserPromptSubmit", "Stop",
-                                 "SessionEnd"}
+                                 "SessionEnd", "PreCompact", "PostCompact"}
 
 
 def test_the_schema_check_can_fail(tmp_path: Path) -> None:

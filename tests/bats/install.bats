@@ -12,7 +12,7 @@ setup() {
   fresh_home
 }
 
-EVENTS=(PreToolUse PostToolUse PostToolUseFailure SessionStart UserPromptSubmit Stop SessionEnd)
+EVENTS=(PreToolUse PostToolUse PostToolUseFailure SessionStart UserPromptSubmit Stop SessionEnd PreCompact PostCompact)
 
 # Prints "event<TAB>matcher<TAB>command" for every hook in a settings file.
 hook_rows() {
@@ -62,7 +62,7 @@ same_json() {
   [[ $output == *"not on your PATH"* ]]
 
   local kit=$HOME/.sophia/kit
-  for h in guardian_tier1 log_action session_end session_start prompt_context; do
+  for h in guardian_tier1 log_action session_end session_start prompt_context compact; do
     [ -x "$kit/hooks/$h.sh" ]
   done
   [ -f "$kit/hooks/lib/common.sh" ]
@@ -95,7 +95,7 @@ same_json() {
     [ -x "$cmd" ] || { echo "$ev: $cmd is not executable"; false; }
     [[ $cmd == "$kit/hooks/"* ]]
   done < <(hook_rows "$HOME/.claude/settings.json")
-  [ "$(hook_rows "$HOME/.claude/settings.json" | wc -l)" -eq 7 ]
+  [ "$(hook_rows "$HOME/.claude/settings.json" | wc -l)" -eq 9 ]
 
   # the launcher runs the installed CLI
   run "$HOME/.local/bin/s3" status --json
@@ -141,8 +141,8 @@ print("ok")' "$HOME/.claude/settings.json"
   [ "$(grep -c "my-bash-check.sh" <<<"$rows")" -eq 1 ]
   [ "$(grep -c "notify-send claude" <<<"$rows")" -eq 1 ]
   [ "$(grep -c "echo stopped" <<<"$rows")" -eq 1 ]
-  [ "$(grep -c "/.sophia/kit/hooks/" <<<"$rows")" -eq 7 ]
-  [ "$(wc -l <<<"$rows")" -eq 10 ]
+  [ "$(grep -c "/.sophia/kit/hooks/" <<<"$rows")" -eq 9 ]
+  [ "$(wc -l <<<"$rows")" -eq 12 ]
   [[ $(grep -P '^PreToolUse\t' <<<"$rows" | head -n1) == *my-bash-check.sh ]]
 }
 
@@ -215,7 +215,7 @@ snapshot() {
   run "$SRC/uninstall.sh" --dry-run --purge
   [ "$status" -eq 0 ]
   [[ $output == *"would remove $HOME/.sophia/kit"* ]]
-  [[ $output == *"would edit $HOME/.claude/settings.json (7 Sophia hook entries out; your keys and hooks kept"* ]]
+  [[ $output == *"would edit $HOME/.claude/settings.json (9 Sophia hook entries out; your keys and hooks kept"* ]]
   [[ $output != *"{"* ]] || { echo "raw JSON in: $output"; false; }
   [ "$(snapshot)" = "$before" ]
 }
@@ -252,7 +252,7 @@ snapshot() {
   [ -f "$proj/.claude/skills/s3-bats-test/SKILL.md" ]
   [ -f "$proj/.claude/agents/s3-bats-agent.md" ]
   [ ! -e "$HOME/.claude/skills/s3-bats-test" ]
-  [ "$(hook_rows "$proj/.claude/settings.json" | wc -l)" -eq 7 ]
+  [ "$(hook_rows "$proj/.claude/settings.json" | wc -l)" -eq 9 ]
   # a user install beside it, then removing the project keeps the shared kit for the user install
   "$SRC/install.sh" --yes --no-embeddings >/dev/null
   run "$SRC/uninstall.sh" --yes --project "$proj"
@@ -261,7 +261,7 @@ snapshot() {
   [ ! -e "$proj/.claude/skills/s3-bats-test" ]
   [ -d "$HOME/.sophia/kit" ]
   [ -x "$HOME/.local/bin/s3" ]
-  [ "$(hook_rows "$HOME/.claude/settings.json" | grep -c /.sophia/kit/)" -eq 7 ]
+  [ "$(hook_rows "$HOME/.claude/settings.json" | grep -c /.sophia/kit/)" -eq 9 ]
   run "$SRC/uninstall.sh" --yes
   [ "$status" -eq 0 ]
   [ ! -e "$HOME/.sophia/kit" ]
@@ -277,7 +277,7 @@ snapshot() {
   run "$SRC/install.sh" --yes --no-embeddings
   [ "$status" -eq 0 ] || { echo "$output"; false; }
   [ -L "$HOME/.claude/settings.json" ]
-  [ "$(hook_rows "$HOME/dotfiles/settings.json" | wc -l)" -eq 7 ]
+  [ "$(hook_rows "$HOME/dotfiles/settings.json" | wc -l)" -eq 9 ]
   [ "$(cat "$SOPHIA_HOME/kit/.sophia_home")" = "$SOPHIA_HOME" ]
   # hooks run from a command line Claude Code would use, without SOPHIA_HOME in the environment
   while IFS=$'\t' read -r ev matcher cmd; do
@@ -512,4 +512,43 @@ torch_choice() {
   printf '#!/bin/sh\necho "NVIDIA-SMI has failed" >&2; exit 9\n' >"$BATS_TEST_TMPDIR/bin/nvidia-smi"
   run bash -c '. "$SRC/install.sh"; PATH=$1:$PATH; has_nvidia_gpu && echo gpu || echo none' _ "$BATS_TEST_TMPDIR/bin"
   [ "$output" = none ]
+}
+
+@test "no terminal or --yes: the learning question is never asked; learning stays off and the summary says so" {
+  run "$SRC/install.sh" --no-embeddings </dev/null
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  [[ $output != *"Turn automatic learning on"* ]]
+  [[ $output == *"learning:   off (turn on: learning_enabled true in $HOME/.sophia/config.json; it costs tokens, at most 20 jobs and \$0.50 a day)"* ]]
+  [[ $output == *"run \`s3 backfill\` to learn from the Claude Code sessions you already had"* ]]
+  run pyq 'import json,sys; print(json.load(open(sys.argv[1]))["learning_enabled"])' "$HOME/.sophia/config.json"
+  [ "$output" = False ]
+  rm -rf "$HOME/.sophia" "$HOME/.claude" "$HOME/.local"
+  run "$SRC/install.sh" --yes --no-embeddings
+  [ "$status" -eq 0 ]
+  [[ $output != *"Turn automatic learning on"* && $output == *"learning:   off"* ]]
+}
+
+@test "in a terminal a first install asks once, saying what it costs; yes turns learning on, an upgrade keeps it" {
+  command -v script >/dev/null || skip "no script(1) for a pseudo-terminal"
+  run script -qec "'$SRC/install.sh' --no-embeddings" /dev/null <<<$'y\ny\n'
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  [[ $output == *"your own \`claude\` runs headless"* ]]
+  [[ $output == *"at most 20 digests and \$0.50 a day"* ]]
+  [[ $output == *"Turn automatic learning on? [y/N]"* ]]
+  [[ $output == *"learning:   on: finished sessions are digested by your own \`claude\`, headless; at most 20 jobs and \$0.50 a day"* ]]
+  run pyq 'import json,sys; d = json.load(open(sys.argv[1])); print(d["learning_enabled"], d["embedding_provider"])' "$HOME/.sophia/config.json"
+  [ "$output" = "True local" ]
+  [ "$(stat -c %a "$HOME/.sophia/config.json")" = 600 ]
+  run script -qec "'$SRC/install.sh' --no-embeddings" /dev/null <<<$'y\n'
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  [[ $output != *"Turn automatic learning on"* && $output == *"learning:   on:"* ]]
+}
+
+@test "in a terminal, the default answer leaves learning off" {
+  command -v script >/dev/null || skip "no script(1) for a pseudo-terminal"
+  run script -qec "'$SRC/install.sh' --no-embeddings" /dev/null <<<$'\n\n'
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  [[ $output == *"Turn automatic learning on? [y/N]"* && $output == *"learning:   off"* ]]
+  run pyq 'import json,sys; print(json.load(open(sys.argv[1]))["learning_enabled"])' "$HOME/.sophia/config.json"
+  [ "$output" = False ]
 }

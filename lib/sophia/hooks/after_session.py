@@ -5,12 +5,16 @@ The SessionEnd hook only *launches* this file (``python -I -S after_session.py J
 budget to keep:
 
 1. the zero-token learners (:func:`learners.learn_transcript`: error -> fix procedures, the project
-   playbook, recurring failures), always: they cost no tokens;
+   playbook, recurring failures), always: they cost no tokens; and the user model's preferences, goals
+   and knowledge levels derived afresh from what the digests stored (:func:`memory.user_model.refresh`);
 2. when ``learning_enabled`` is true, the session is not trivial and its project has not opted out
    (a ``.sophia-no-learning`` file in the project root, or ``learning_exclude_projects``), one digest
-   job (:func:`queue.enqueue`) and, if no worker runs, the worker (:func:`queue.ensure_worker`) with a
+   job (:func:`queue.enqueue`; it releases the hold a compaction put on the session's job);
+3. when ``learning_enabled`` is true, the daily consolidation job if it is due
+   (:func:`learning.schedule.maybe_enqueue_consolidation`);
+4. if 2 or 3 queued a job and no worker runs, the worker (:func:`queue.ensure_worker`) with a
    Python that can import pydantic (``$SOPHIA_PYTHON``, the kit's venv, this interpreter); without
-   one the job stays pending and one line says why. The hook starts this file under its own ``-I -S``
+   one the jobs stay pending and one line says why. The hook starts this file under its own ``-I -S``
 interpreter; it goes on in that Python (``exec``) once it has found it.
 """
 
@@ -103,24 +107,46 @@ def learn(home: Path, job: dict[str, Any]) -> dict[str, Any]:
 
 
 def digest(home: Path, cfg: dict[str, Any], job: dict[str, Any], python: str | None) -> str:
-    """Enqueue the session's digest and make sure a worker runs; what happened, in a few words."""
+    """Enqueue the session's digest (and the consolidation when it is due) and make sure a worker runs;
+    what happened, in a few words."""
+    from ..learning import queue
+
+    line, queued = _enqueue_digest(home, cfg, job)
+    if cfg.get("learning_enabled"):
+        more, cid = consolidate(home, cfg)
+        line, queued = f"{line}; {more}", queued or cid
+    if not queued:
+        return line
+    if python is None:
+        return f"{line}; no worker: no Python with pydantic to run it (run install.sh)"
+    held = queue.held_for_prompts(home)
+    if held:
+        return f"{line}; no worker: {held}"
+    pid = queue.ensure_worker(home, python)
+    return f"{line}; " + (f"worker started (pid {pid})" if pid else "a worker runs")
+
+
+def _enqueue_digest(home: Path, cfg: dict[str, Any], job: dict[str, Any]) -> tuple[str, str | None]:
     from ..learning import queue
 
     skip = digest_skip(cfg, job)
     if skip:
-        return f"no digest ({skip})"
+        return f"no digest ({skip})", None
     state, queued = queue.enqueue(home, str(job["session"]), transcript=job.get("transcript") or "",
                                   cwd=job.get("cwd") or "", reason="session_end", episode=job.get("episode") or "")
     if state != "pending":
-        return f"digest {queued['id']} already {state}"
-    py = python
-    if py is None:
-        return f"digest {queued['id']} pending: no Python with pydantic to run the worker (run install.sh)"
-    held = queue.held_for_prompts(home)
-    if held:
-        return f"digest {queued['id']} pending: {held}"
-    pid = queue.ensure_worker(home, py)
-    return f"digest {queued['id']} pending; " + (f"worker started (pid {pid})" if pid else "a worker runs")
+        return f"digest {queued['id']} already {state}", None
+    return f"digest {queued['id']} pending", queued["id"]
+
+
+def consolidate(home: Path, cfg: dict[str, Any]) -> tuple[str, str | None]:
+    """The daily consolidation, when enough new episodes wait (:mod:`learning.schedule`)."""
+    from ..learning import schedule
+
+    try:
+        return schedule.maybe_enqueue_consolidation(home, cfg)
+    except Exception as exc:  # noqa: BLE001 - the session's own digest is queued already
+        return f"consolidation check failed: {type(exc).__name__}: {exc}", None
 
 
 def run(home: Path, job: dict[str, Any], python: str | None) -> str:
@@ -133,7 +159,18 @@ def run(home: Path, job: dict[str, Any], python: str | None) -> str:
                 f"{len(report.get('procedures_added') or [])} procedures, {len(report.get('gaps_added') or [])} gaps")
     except Exception as exc:  # noqa: BLE001 - the digest below must still be queued
         line = f"learners failed: {type(exc).__name__}: {exc}"
-    return f"{line}; {digest(home, cfg, job, python)}"
+    return f"{line}; {learn_user(home, cfg)}; {digest(home, cfg, job, python)}"
+
+
+def learn_user(home: Path, cfg: dict[str, Any]) -> str:
+    """Fold what the digests done so far learned about the user into the user model."""
+    from ..memory import user_model
+    from .stats import safe_user_id
+
+    try:
+        return "user model " + ("updated" if user_model.refresh(home, safe_user_id(cfg)) else "unchanged")
+    except Exception as exc:  # noqa: BLE001 - one line; the digest must still be queued
+        return f"user model not updated: {type(exc).__name__}: {exc}"
 
 
 def _reexec(home: Path, arg: str) -> None:

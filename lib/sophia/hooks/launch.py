@@ -7,7 +7,7 @@ which imports the named hook module and calls its ``cli()``.
 
 import sys
 
-HOOKS = ("session_end", "session_start", "prompt_context")
+HOOKS = ("session_end", "session_start", "prompt_context", "compact")
 
 if __name__ == "__main__":
     sys.path.insert(0, __file__.rsplit("/", 3)[0])

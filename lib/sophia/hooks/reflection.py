@@ -2,7 +2,9 @@
 
 ``config.reflection_trigger``: ``manual`` (default: never from a hook), ``on_session_end``
 (each finished non-trivial episode), ``after_n_episodes`` (every
-``reflection_every_n_episodes`` non-trivial episodes). The hook only *launches*
+``reflection_every_n_episodes`` non-trivial episodes). Never while ``learning_enabled`` is true: the
+digest worker's second stage (``reflect``) then reflects on each session, and a session is not reflected
+on twice. The hook only *launches*
 :mod:`sophia.hooks.reflect_runner` detached (own session, output to ``logs/``) and returns.
 
 Never recursive: the runner's environment has ``SOPHIA_HOOK_GUARD=1`` (every hook exits at
@@ -43,6 +45,8 @@ def episodes_to_reflect(home: Path, cfg: dict[str, Any], episode: dict[str, Any]
     """Which episode ids to reflect on now (empty: nothing to do). Updates the pending list."""
     cfg = {**config_defaults.defaults(), **cfg}
     trigger = cfg["reflection_trigger"]
+    if cfg["learning_enabled"]:  # the digest's reflection stage reflects on every session: never twice
+        return []
     if trigger == "manual" or not episode or episode.get("trivial"):
         return []
     if trigger == "on_session_end":

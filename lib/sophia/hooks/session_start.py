@@ -2,13 +2,14 @@
 
 Prints ``{"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": ...}}``
 with, in this order and within ``context.session_start_max_tokens`` (about 4 characters a
-token): the identity goal and terminal creed, the heuristics (semantic rules) most relevant
-to this project, foresight still valid today, the last few episodes of THIS project that say
-something (not trivial, more than a bare first prompt: what came of it, a lesson, the files; other
-projects' episodes never appear), each as the prompt hook renders it (``context.episode_lines``),
-the project's playbook and error -> fix procedures learned from its commands, and open knowledge
-gaps; first, one line when digest jobs are parked. Reads only small files: the capped episode
-index (1000 entries), the few episode files shown, the rules, ``memory/foresight.json``, the self model.
+token): the identity goal and terminal creed, the user's stable profile (a line or two), the
+heuristics (semantic rules) most relevant to this project, foresight still valid today, the last few
+episodes of THIS project that say something (not trivial, more than a bare first prompt: what came of
+it, a lesson, the files; other projects' episodes never appear), each as the prompt hook renders it
+(``context.episode_lines``), the project's playbook and error -> fix procedures learned from its
+commands, and open knowledge gaps; first, one line when digest jobs are parked. Reads only small files:
+the capped episode index (1000 entries), the few episode files shown, the rules, ``memory/foresight.json``,
+the self model, the user model.
 """
 
 from __future__ import annotations
@@ -159,6 +160,13 @@ def identity_lines(self_model: dict[str, Any]) -> list[str]:
     return identity
 
 
+def user_lines(home: Path, cfg: dict[str, Any]) -> list[str]:
+    """The stable profile: a line or two from the user model (:mod:`sophia.memory.user_model`)."""
+    from sophia.memory.user_model import profile_lines
+
+    return profile_lines(home, cfg.get("current_user") or "default")  # a safe name: load_config checked it
+
+
 def build_context(home: Path, cfg: dict[str, Any], cwd: str | None, now: datetime | None = None) -> str:
     now = now or datetime.now(UTC)
     project = project_of(cwd)
@@ -178,7 +186,7 @@ def build_context(home: Path, cfg: dict[str, Any], cwd: str | None, now: datetim
     if parked:
         sections.append(("## Learning", [f"- {parked} digest{'s' if parked > 1 else ''} parked: run `s3 digest list`"]))
     sections.append(("## Identity", identity_lines(self_model)))
-    # the stable user profile (issue 14's learning loop) comes here, as one section
+    sections.append(("## The user (learned from past sessions)", user_lines(home, cfg)))
 
     rules = rank_rules(read_json_quiet(paths.rules_path(home)), keywords, project, now)
     sections.append(("## Heuristics learned (most relevant to this project first)", [

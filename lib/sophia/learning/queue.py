@@ -87,10 +87,12 @@ def read(path: Path) -> dict[str, Any]:
 
 
 def enqueue(home: Path, session_id: str, transcript: str = "", cwd: str = "", kind: str = "session",
-            reason: str = "", summary: str = "", episode: str = "") -> tuple[str, dict[str, Any]]:
+            reason: str = "", summary: str = "", episode: str = "", hold: float = 0.0) -> tuple[str, dict[str, Any]]:
     """Queue a digest of ``session_id`` (or update its pending job). Returns (state, job): a job already
     running, done or parked is left as it is. ``episode``: the session's episode id (the digest's
-    narrative and lessons attach to it)."""
+    narrative and lessons attach to it). ``hold`` (seconds): a job queued mid-session (a compaction)
+    waits that long, so that the session's end digests it whole; an enqueue without one (SessionEnd)
+    makes a held job due at once."""
     if kind not in KINDS:
         raise ValueError(f"unknown digest kind {kind!r} (expected one of {', '.join(KINDS)})")
     if not session_id:
@@ -106,6 +108,10 @@ def enqueue(home: Path, session_id: str, transcript: str = "", cwd: str = "", ki
         job.update({k: v for k, v in (("transcript", transcript), ("cwd", cwd), ("summary", summary),
                                       ("episode", episode)) if v})
         job.update(reason=reason or job.get("reason") or "", updated_at=iso())
+        if hold > 0 and (not found or job.get("held")):
+            job.update(held=True, next_try_at=time.time() + hold)
+        elif hold <= 0 and job.pop("held", None):
+            job["next_try_at"] = 0.0
         write_json_atomic(_path(home, "pending", jid), job)
     return "pending", job
 

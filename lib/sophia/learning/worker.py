@@ -192,7 +192,19 @@ def run_job(st: Settings, job: dict[str, Any], cfg: dict[str, Any]) -> str:
         return _failed(st, job, f"{type(exc).__name__}: {exc}")  # never leaves the job stuck in running/
     queue.move(st.home, job, "done", "")
     st.say(f"{job['id']}: done")
+    if job["kind"] == "session":
+        _refresh_user(st, cfg)
     return "done"
+
+
+def _refresh_user(st: Settings, cfg: dict[str, Any]) -> None:
+    """The user model learns from the digest just applied now, not one session later."""
+    from ..memory import user_model
+
+    try:
+        user_model.refresh(st.home, str(cfg.get("current_user") or "default"))
+    except Exception as exc:  # noqa: BLE001 - the job is done; the next session's runner refreshes again
+        st.say(f"user model not refreshed: {type(exc).__name__}: {exc}")
 
 
 def _failed(st: Settings, job: dict[str, Any], reason: str) -> str:
