@@ -21,6 +21,11 @@ def plugin_hooks() -> dict:
     return json.loads(HOOKS_JSON.read_text())
 
 
+# hooks/hooks.json's hook entries and distinct scripts (counted there, not written down twice)
+N_ENTRIES = sum(len(g["hooks"]) for groups in plugin_hooks()["hooks"].values() for g in groups)
+N_SCRIPTS = len({h["command"] for groups in plugin_hooks()["hooks"].values() for g in groups for h in g["hooks"]})
+
+
 def user_settings(home: Path) -> dict:
     return {
         "model": "opus",
@@ -45,9 +50,9 @@ def test_hooks_for_kit_substitutes_and_quotes(tmp_path: Path) -> None:
     kit = tmp_path / "a dir" / "kit"
     ours = ours_for(kit)
     assert set(ours) == {"PreToolUse", "PostToolUse", "PostToolUseFailure", "Stop", "SessionEnd",
-                         "SessionStart", "UserPromptSubmit"}
+                         "SessionStart", "UserPromptSubmit", "PreCompact", "PostCompact"}
     cmds = sm.commands_of(ours)
-    assert len(cmds) == 5
+    assert len(cmds) == N_SCRIPTS == 6
     for c in cmds:
         assert "${CLAUDE_PLUGIN_ROOT}" not in c
         path = sm.command_path(c)
@@ -70,7 +75,7 @@ def test_merge_keeps_user_and_is_idempotent(tmp_path: Path) -> None:
     assert once["hooks"]["Notification"] == []
     cmds = all_commands(once)
     assert cmds.count(f"{tmp_path}/mine.sh") == 1 and cmds.count("echo done") == 1
-    assert len(cmds) == 2 + 7
+    assert len(cmds) == 2 + N_ENTRIES
     sm.verify_merged(once, ours_for(kit))
 
 
@@ -79,7 +84,7 @@ def test_strip_removes_only_ours_and_only_emptied_arrays(tmp_path: Path) -> None
     user = user_settings(tmp_path)
     merged = sm.merge(user, ours_for(kit), str(kit))
     stripped, removed = sm.strip_ours(merged, str(kit))
-    assert removed == 7
+    assert removed == N_ENTRIES
     assert stripped == user  # the user's empty Notification array stays, ours are gone
 
 
@@ -97,7 +102,7 @@ def test_strip_keeps_a_user_hook_sharing_a_group_with_ours(tmp_path: Path) -> No
 def test_only_ours_then_strip_leaves_empty_object(tmp_path: Path) -> None:
     kit = tmp_path / "kit"
     merged = sm.merge({}, ours_for(kit), str(kit))
-    assert sm.strip_ours(merged, str(kit)) == ({}, 7)
+    assert sm.strip_ours(merged, str(kit)) == ({}, N_ENTRIES)
 
 
 def test_forget_and_lookalikes(tmp_path: Path) -> None:
@@ -145,14 +150,14 @@ def test_cli_round_trip_with_backups_and_modes(tmp_path: Path) -> None:
     path.write_text(json.dumps(original))
     os.chmod(path, 0o640)
     out = run_cli("merge", "--settings", str(path), "--hooks-json", str(HOOKS_JSON), "--kit", str(kit))
-    assert out["changed"] and out["backup"] and len(out["commands"]) == 5
+    assert out["changed"] and out["backup"] and len(out["commands"]) == N_SCRIPTS
     assert json.loads(Path(out["backup"]).read_text()) == original
     assert path.stat().st_mode & 0o777 == 0o640
     again = run_cli("merge", "--settings", str(path), "--hooks-json", str(HOOKS_JSON), "--kit", str(kit))
     assert not again["changed"] and again["backup"] is None
     dry = run_cli("remove", "--settings", str(path), "--kit", str(kit), "--dry-run")
-    assert dry["changed"] and dry["removed"] == 7
-    assert len(all_commands(json.loads(path.read_text()))) == 9
+    assert dry["changed"] and dry["removed"] == N_ENTRIES
+    assert len(all_commands(json.loads(path.read_text()))) == 2 + N_ENTRIES
     out = run_cli("remove", "--settings", str(path), "--kit", str(kit))
     assert json.loads(path.read_text()) == original
     assert len(list(tmp_path.glob("settings.json.sophia-bak-*"))) == 2
@@ -165,7 +170,7 @@ def test_cli_delete_if_empty_and_symlink(tmp_path: Path) -> None:
     link = tmp_path / "settings.json"
     link.symlink_to(real)
     run_cli("merge", "--settings", str(link), "--hooks-json", str(HOOKS_JSON), "--kit", str(kit))
-    assert link.is_symlink() and len(all_commands(json.loads(real.read_text()))) == 7
+    assert link.is_symlink() and len(all_commands(json.loads(real.read_text()))) == N_ENTRIES
     # a symlinked file is never deleted, only emptied through the link
     out = run_cli("remove", "--settings", str(link), "--kit", str(kit), "--delete-if-empty")
     assert not out["deleted"] and link.is_symlink() and json.loads(real.read_text()) == {}
