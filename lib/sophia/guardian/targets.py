@@ -40,7 +40,7 @@ HOME_SENSITIVE = (
     ".zlogin", ".zlogout", ".kshrc", ".mkshrc", ".cshrc", ".tcshrc", ".inputrc", ".config/fish",
     ".bash_history", ".zsh_history", ".history", ".sh_history", ".python_history", ".psql_history",
     ".mysql_history", ".node_repl_history", ".local/share/fish/fish_history",
-    ".claude/settings.json", ".claude/settings.local.json", ".claude.json", ".config/autostart",
+    ".claude/settings.json", ".claude/settings.local.json", ".config/autostart",
     "Library/LaunchAgents", ".config/systemd", ".pam_environment", ".xprofile", ".xinitrc", ".xsessionrc",
     ".vault-token", ".terraform.d/credentials.tfrc.json", ".cargo/credentials", ".cargo/credentials.toml",
     ".config/pip", ".m2/settings.xml", ".gem/credentials", ".ssh2", ".mozilla", ".thunderbird",
@@ -48,7 +48,8 @@ HOME_SENSITIVE = (
 # The user's own bin folders: a new program there is fine, replacing an existing one is asked about.
 HOME_BIN = (".local/bin",)
 # Under HOME but asked about rather than denied when written.
-HOME_GREY_WRITE = (".gitconfig", ".config/git", ".claude/agents", ".claude/commands", ".claude/skills",
+# (``.claude.json`` holds Claude Code's MCP servers and per-project state, not its hooks or credentials)
+HOME_GREY_WRITE = (".gitconfig", ".config/git", ".claude.json", ".claude/agents", ".claude/commands", ".claude/skills",
                    ".claude/hooks", ".claude/plugins", ".claude/CLAUDE.md", ".bash_aliases", ".tmux.conf",
                    ".vimrc", ".config/nvim")
 # Top-level folders of HOME that hold the user's work: deleting one is denied, not asked.
