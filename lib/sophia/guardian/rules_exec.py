@@ -619,8 +619,8 @@ def _code_shell(a: Analyzer, c: codemod.CodeCall, text: str, depth: int, via: st
 
 def _code_write(a: Analyzer, c: codemod.CodeCall, text: str, via: str) -> None:
     """Code that writes a file: judged like a redirection to that path. When the path is computed, a path
-    the code names literally that a redirection could not write is suspect: the kit's own files are
-    denied (an agent cannot switch the guardian off), others asked about."""
+    the code names literally that a redirection could not write freely is suspect: the kit's own files
+    are denied (an agent cannot switch the guardian off), others asked about."""
     from .rules_fs import judge_write
 
     if c.path is not None:
@@ -629,7 +629,7 @@ def _code_write(a: Analyzer, c: codemod.CodeCall, text: str, via: str) -> None:
     for p in codemod.path_literals(text):
         path = targets.resolve(a.ctx, targets.expand_tilde(a.ctx, p))
         lv = targets.write_level(a.ctx, path) if path else None
-        if not lv or lv[0] != "deny":
+        if not lv:
             continue
         if targets.zone(a.ctx, path).kind == "kit":
             judge_write(a, path or "", via)
