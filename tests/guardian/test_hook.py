@@ -235,7 +235,7 @@ def test_own_bin_folder_new_program_allowed_replacing_one_asked(real_home: tuple
     assert run_hook(payload("Write", {"file_path": f"{home}/.local/bin/new", "content": "x"}, cwd), env
                     ).decision == "allow"
     res = run_hook(payload("Write", {"file_path": f"{home}/.local/bin/tool", "content": "x"}, cwd), env)
-    assert res.decision == "ask" and "replaces the program" in res.reason
+    assert res.decision == "ask" and "replaces" in res.reason and "existing program" in res.reason
     assert run_hook(payload(command="cp target/release/tool ~/.local/bin/", cwd=cwd), env).decision == "ask"
     assert run_hook(payload("Write", {"file_path": f"{home}/.bashrc", "content": "x"}, cwd), env).decision == "deny"
 

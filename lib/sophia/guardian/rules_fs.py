@@ -380,6 +380,9 @@ def sed(a: Analyzer, call: Call) -> None:
     inplace = any(re.match(r"^-[a-zA-Z]*i", x) or x.startswith("--in-place") for x in args)
     if not inplace:
         return
+    if "-i" in args and args.index("-i") + 1 < len(args) and args[args.index("-i") + 1] == "":
+        k = args.index("-i")  # BSD/macOS `sed -i '' ...`: the empty word is the backup suffix, not the script
+        args = args[:k + 1] + args[k + 2:]
     has_script_opt = any(x in ("-e", "-f", "--expression", "--file") or x.startswith(("--expression=", "--file="))
                          for x in args)
     pos = _positional(args, ("-e", "-f", "--expression", "--file", "-l", "--line-length"))

@@ -45,11 +45,14 @@ HOME_SENSITIVE = (
     ".vault-token", ".terraform.d/credentials.tfrc.json", ".cargo/credentials", ".cargo/credentials.toml",
     ".config/pip", ".m2/settings.xml", ".gem/credentials", ".ssh2", ".mozilla", ".thunderbird",
 )
-# The user's own bin folders: a new program there is fine, replacing an existing one is asked about.
-HOME_BIN = (".local/bin",)
+# The files Claude Code reads its project settings from (a copy beside them, e.g. a backup, is not one).
+CLAUDE_SETTINGS = (".claude/settings.json", ".claude/settings.local.json")
+# The user's own bin folders and slash commands (only the user invokes them): a new file there is fine,
+# replacing an existing one is asked about.
+HOME_BIN = (".local/bin", ".claude/commands")
 # Under HOME but asked about rather than denied when written.
 # (``.claude.json`` holds Claude Code's MCP servers and per-project state, not its hooks or credentials)
-HOME_GREY_WRITE = (".gitconfig", ".config/git", ".claude.json", ".claude/agents", ".claude/commands", ".claude/skills",
+HOME_GREY_WRITE = (".gitconfig", ".config/git", ".claude.json", ".claude/agents", ".claude/skills",
                    ".claude/hooks", ".claude/plugins", ".claude/CLAUDE.md", ".bash_aliases", ".tmux.conf",
                    ".vimrc", ".config/nvim")
 # Top-level folders of HOME that hold the user's work: deleting one is denied, not asked.
@@ -323,7 +326,7 @@ def write_level(ctx: Ctx, path: str | None) -> tuple[str, str] | None:
     if rel is not None and _rel_matches(rel, HOME_GREY_WRITE):
         return ("ask", f"changes {path}, which configures your tools")
     if rel is not None and rel not in HOME_BIN and _rel_matches(rel, HOME_BIN) and os.path.lexists(path):
-        return ("ask", f"replaces the program {path} in your bin folder")
+        return ("ask", f"replaces {path}, an existing program or slash command of yours")
     return None
 
 
@@ -341,4 +344,4 @@ def _device_write(path: str) -> tuple[str, str] | None:
 def _rel_grey_project(ctx: Ctx, path: str) -> bool:
     assert ctx.project
     rel = path[len(ctx.project) + 1:]
-    return rel.startswith(".claude/settings") or (rel.startswith(".claude/") and "hooks" in rel)
+    return rel in CLAUDE_SETTINGS or (rel.startswith(".claude/") and "hooks" in rel)
