@@ -81,12 +81,16 @@ def main() -> int:
     ap.add_argument("--limit", type=int, default=0, help="only the first N commands")
     ap.add_argument("--list", action="store_true", help="print every asked or denied command")
     ap.add_argument("--python", default=os.path.realpath(sys.executable))
+    ap.add_argument("--decisions", action="store_true",
+                    help="only count decisions, with the kit's analyzer in this process (fast; no timing)")
     a = ap.parse_args()
     if not a.file.is_file():
         print(f"no {a.file}: nothing measured")
         return 0
     rows = [json.loads(line) for line in a.file.read_text().splitlines() if line.strip()]
     rows = rows[: a.limit] if a.limit else rows
+    if a.decisions:
+        return decisions_only(a.kit, rows, a.file.name, a.list)
     hook = ["bash", str(a.kit / "hooks" / "guardian_tier1.sh")]
     base = ["bash", "-c", "cat >/dev/null"]
     levels: collections.Counter[str] = collections.Counter()
@@ -129,6 +133,34 @@ def main() -> int:
         print("\nasked or denied:")
         for level, cmd, cwd, why in flagged:
             print(f"  {level:4} {cmd[:140]!r}  (cwd {cwd})\n       {why[:160]}")
+    return 0
+
+
+def decisions_only(kit: Path, rows: list[dict], name: str, listing: bool) -> int:
+    """The analyzer's decision on every command, in this process (the bash stage only ever allows
+    earlier, so the asked and denied are the same as through the hook)."""
+    sys.path.insert(0, str(kit / "lib"))
+    from sophia.guardian.hook import decide
+
+    levels: collections.Counter[str] = collections.Counter()
+    flagged = []
+    for r in rows:
+        home, cwd = home_and_cwd(r.get("cwd"), r["command"])
+        env = {"HOME": home, "SOPHIA_HOME": "/nonexistent/.sophia", "CLAUDE_PROJECT_DIR": cwd}
+        res = decide({"tool_name": "Bash", "tool_input": {"command": r["command"]}, "cwd": cwd}, env)
+        levels[res["decision"]] += 1
+        if res["decision"] != "allow":
+            flagged.append((res["decision"], res["rule"], r["command"]))
+    n = len(rows)
+    print(f"{n} commands from {name}; analyzer of {kit} (decisions only)")
+    for level in ("allow", "ask", "deny"):
+        print(f"  {level:6} {levels[level]:6}  {100 * levels[level] / n:.2f}%")
+    print(f"  asked or denied: {len(flagged)} = {100 * len(flagged) / n:.2f}% (bar: <= 0.5%)")
+    for (level, rule), k in collections.Counter((lv, ru) for lv, ru, _ in flagged).most_common():
+        print(f"  {k:4}  {level:4} {rule}")
+    if listing:
+        for level, rule, cmd in flagged:
+            print(f"  {level:4} {rule:18} {' '.join(cmd.split())[:140]}")
     return 0
 
 
