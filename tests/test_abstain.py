@@ -74,6 +74,15 @@ def test_numbers_count_only_when_matched(sophia_home: Path) -> None:
     assert with_date == pytest.approx(without)
 
 
+def test_prompt_filler_counts_only_when_matched(sophia_home: Path) -> None:
+    conn = db.connect(sophia_home)
+    _facts(conn, TOPICS)
+    plain = search(conn, "walrus sanctuary trip", limit=1)[0]["relevance"]
+    chatty = search(conn, "please help with the walrus sanctuary trip like last time", limit=1)[0]["relevance"]
+    conn.close()
+    assert chatty == pytest.approx(plain)
+
+
 def test_select_gate_then_related_items() -> None:
     def it(i: str, score: float, rel: float) -> dict[str, Any]:
         return {"id": i, "type": "fact", "text": i, "score": score, "relevance": rel}

@@ -38,6 +38,14 @@ yourselves
 """
 STOPWORDS = frozenset(_STOPWORDS_TEXT.split())
 
+# Words a prompt uses to talk about the work rather than name it ("like last time", "please help", "get
+# the file"): indexed and ranked like any word, but the relevance gate (search.coverage) counts them only
+# when an item has them. ``FILLER`` holds their stems (defined after the stemmer, at the end).
+_FILLER_TEXT = """
+also could done file files get got help last let like make need please something still thing things time use
+used using want way would yes
+"""
+
 
 ANALYZER_VERSION = 2  # 2: bigrams for scripts without spaces
 
@@ -305,3 +313,6 @@ def _step5(w: str, r1: int, r2: int) -> str:
     if w.endswith("l") and len(w) - 1 >= r2 and len(w) >= 2 and w[-2] == "l":
         return w[:-1]
     return w
+
+
+FILLER = frozenset(stem(w) for w in _FILLER_TEXT.split())
