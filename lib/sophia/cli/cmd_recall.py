@@ -38,17 +38,26 @@ def recall(
         "--queries", metavar="FILE",
         help="Batch mode: JSONL lines {id, query, limit?, as_of?, known_at?} ('-' = stdin); one "
              "{id, results} line per query, in order.")] = None,
+    explain: Annotated[bool, typer.Option(
+        "--explain", help="Show why each result ranked (matched terms and their weights, keyword and "
+                          "semantic parts, boosts, absolute relevance) and whether the prompt hook would "
+                          "inject it (its own gate, for a prompt typed in --project or the current directory).")
+    ] = False,
     json_out: JsonOpt = False,
 ) -> None:
     """Search memory: keyword tier (BM25 over FTS5) fused with the semantic tier when it is warm.
 
-    JSON output: {"query", "results": [{"id", "type", "text", "score", "source_ids", "timestamp",
-    "event_time", "project", ...}]}.
+    JSON output: {"query", "results": [{"id", "type", "text", "score", "relevance", "source_ids",
+    "timestamp", "event_time", "project", ...}]}; with --explain also "terms", "hook" and each
+    result's "explain". ``score`` ranks (relative to this query's hits); ``relevance`` (0..1) is
+    absolute: what the prompt hook's gate judges.
     """
     from .recall_run import run_recall
 
+    if explain and queries is not None:
+        usage("--explain takes one QUERY, not --queries")
     rc = run_recall(query, limit=limit, types=type_ or None, project=project, as_of=as_of, known_at=known_at,
-                    queries=queries, json_out=json_out)
+                    queries=queries, json_out=json_out, explain=explain)
     if rc:
         raise typer.Exit(rc)
 

@@ -23,7 +23,7 @@ def _dump(obj: Any, indent: int | None = None) -> str:
     return json.dumps(obj, ensure_ascii=False, default=str, indent=indent)
 
 
-def _print_text(query: str, results: list[dict[str, Any]], out: TextIO) -> None:
+def _print_text(query: str, results: list[dict[str, Any]], out: TextIO, why: list[str] | None = None) -> None:
     if not results:
         out.write(f"No memories match {query!r}.\n")
         return
@@ -35,12 +35,14 @@ def _print_text(query: str, results: list[dict[str, Any]], out: TextIO) -> None:
         extra = f"  {when[:10]}" if when else ""
         proj = f"  [{r['project']}]" if r.get("project") else ""
         out.write(f"{n:>2}. {r['type']:<9} {r['score']:.3f}  {r['id']}{extra}{proj}\n    {text}\n")
+        if why:
+            out.write(why[n - 1] + "\n")
 
 
 def run_recall(query: str | None, *, limit: int = 10, types: list[str] | None = None,
                project: str | None = None, as_of: str | None = None, known_at: str | None = None,
                queries: Path | None = None, json_out: bool = False, home: Path | None = None,
-               out: TextIO | None = None) -> int:
+               out: TextIO | None = None, explain: bool = False) -> int:
     """Run one query or a batch file; return the exit status."""
     from ..index import semantic
 
@@ -52,6 +54,8 @@ def run_recall(query: str | None, *, limit: int = 10, types: list[str] | None = 
 
     out = out or sys.stdout
     problem = _bad_arguments(query, queries, limit, types, as_of, known_at)
+    if explain and queries is not None:
+        problem = "--explain takes one QUERY, not --queries"
     if problem:
         return _err(problem)
     try:
@@ -63,6 +67,9 @@ def run_recall(query: str | None, *, limit: int = 10, types: list[str] | None = 
             return _batch(conn, queries, limit=limit, types=types, project=project, as_of=as_of,
                           known_at=known_at, home=home, out=out)
         assert query is not None
+        if explain:
+            return _explained(conn, query, json_out, out, limit=limit, types=types, project=project,
+                              as_of=as_of, home=home, semantic_hits=pending, known_at=known_at)
         return _one(conn, query, json_out, out, limit=limit, types=types, project=project, as_of=as_of,
                     home=home, semantic_hits=pending, known_at=known_at)
     finally:
@@ -119,6 +126,28 @@ def _one(conn: Any, query: str, json_out: bool, out: TextIO, **params: Any) -> i
         if note:
             sys.stderr.write(f"s3: {note}\n")
         _print_text(query, results, out)
+    return 0
+
+
+def _explained(conn: Any, query: str, json_out: bool, out: TextIO, **params: Any) -> int:
+    """``--explain``: the results with why each ranked, the query's term weights and the hook's verdict."""
+    from ..index.search import DEFAULT_KNOBS, QueryError, check_query, search, term_weights
+    from . import recall_explain as rx
+
+    try:
+        terms = check_query(query)
+    except QueryError as exc:
+        return _err(str(exc))
+    results = search(conn, query, knobs=DEFAULT_KNOBS, explain=True, **params) if conn is not None and terms else []
+    weights = {t: round(w, 3) for t, w in term_weights(conn, terms).items()} if conn is not None else {}
+    g = rx.gate(query, params.get("project"), params.get("home"))
+    rx.annotate(results, g)
+    if json_out:
+        out.write(_dump({"query": query, "terms": weights, "hook": {k: v for k, v in g.items() if k != "kinds"},
+                         "results": results}, indent=2) + "\n")
+        return 0
+    rx.print_gate(g, weights, out)
+    _print_text(query, results, out, rx.why_lines(results))
     return 0
 
 
@@ -183,6 +212,8 @@ def _parse(argv: list[str]) -> tuple[str | None, dict[str, Any]] | None:
         a = _ALIASES.get(a, a)
         if a == "--json":
             opts["json_out"] = True
+        elif a == "--explain":
+            opts["explain"] = True
         elif a == "--type":
             opts["types"].append(next(it))
         elif a in _VALUED:
@@ -214,4 +245,4 @@ def fast_main(argv: list[str]) -> int | None:
     return run_recall(query, limit=limit, types=opts["types"] or None,
                       project=opts.get("project"), as_of=opts.get("as_of"), known_at=opts.get("known_at"),
                       queries=Path(opts["queries"]) if opts.get("queries") else None,
-                      json_out=bool(opts.get("json_out")))
+                      json_out=bool(opts.get("json_out")), explain=bool(opts.get("explain")))

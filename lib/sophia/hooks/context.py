@@ -67,9 +67,14 @@ def fit(sections: list[tuple[str, list[str]]], max_chars: int, preamble: str = "
 # ---------------------------------------------------------------- what is injected, one line each
 
 
+def relevance(item: dict[str, Any]) -> Any:
+    """The item's absolute relevance (0..1, what the prompt gate judges); its score when it has none."""
+    return item.get("relevance", item.get("score"))
+
+
 def strength(score: Any, floor: float) -> float:
-    """How far above the gate an item's score is, 0..1 (the gate, ``floor``, is the weakest that passes).
-    Scores are read as absolute relevance in 0..1; an unreadable one counts as the weakest."""
+    """How far above the gate an item's relevance is, 0..1 (the gate, ``floor``, is the weakest that passes).
+    Read as absolute relevance in 0..1; an unreadable one counts as the weakest."""
     try:
         s = float(score)
     except (TypeError, ValueError):
@@ -158,11 +163,11 @@ def render_items(items: list[dict[str, Any]], *, floor: float, title: str, now: 
     nothing is left."""
     now = now or datetime.now(UTC)
     ordered = sorted((it for it in items if isinstance(it, dict) and it.get("id")),
-                     key=lambda it: (_rank(it), -strength(it.get("score"), floor)))
+                     key=lambda it: (_rank(it), -strength(relevance(it), floor)))
     out, size = [title], len(title)
     seen: set[str] = set()
     for it in ordered:
-        n = lines_for(strength(it.get("score"), floor))
+        n = lines_for(strength(relevance(it), floor))
         lines = item_lines(it, n, now)
         key = " ".join(lines[0].split("]", 1)[-1].split(":", 1)[-1].lower().split())
         if it["id"] in seen or key in seen:

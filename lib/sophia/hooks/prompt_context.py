@@ -2,8 +2,11 @@
 
 Recalls through the memory index (``sophia.index.search.recall``); when the index package or
 its database is missing, falls back to keyword overlap over the episode index and the
-semantic rules. Keeps an item only if its score reaches ``context.prompt_context_min_score``
-AND it shares a content word with the prompt; at most ``context.prompt_context_max_items``.
+semantic rules. The gate (:func:`select`) judges each item's absolute ``relevance`` (0..1, not
+relative to the other hits: the share of the prompt's idf mass it matches, or its raw cosine):
+nothing is injected unless the best eligible item reaches ``context.prompt_context_min_score``;
+then items reaching half of it (a strong hit's neighbours) follow, best ranked first, at most
+``context.prompt_context_max_items``. ``s3 recall --explain`` asks :func:`choose`, this very gate.
 Project scoping: episodes (and other episodic kinds) of another project are never shown;
 items of the current project come first; rules, profile facts and creed are global. Ingested
 conversations (``s3 ingest``: benchmark data, other people's chats) are not shown unless
@@ -49,7 +52,7 @@ def fallback_recall(home: Path, query: str, limit: int, project: str | None = No
         n = overlap(q, text)
         if n:
             out.append({"id": e["id"], "type": "episode", "text": text, "project": e.get("project"),
-                        "timestamp": e.get("timestamp"), "score": n / len(q),
+                        "timestamp": e.get("timestamp"), "score": n / len(q), "relevance": n / len(q),
                         "meta": {"outcome": e.get("outcome"), "session_id": e.get("session_id"),
                                  "goal_summary": e.get("goal_summary"), "trivial": e.get("trivial")}})
     rules = read_json_quiet(paths.rules_path(home))
@@ -61,7 +64,7 @@ def fallback_recall(home: Path, query: str, limit: int, project: str | None = No
         if n:
             out.append({"id": r.get("id") or "rule", "type": "rule", "text": str(r.get("rule_content")),
                         "project": r.get("project"), "timestamp": r.get("created_at"), "score": n / len(q),
-                        "meta": {}})
+                        "relevance": n / len(q), "meta": {}})
     out.sort(key=lambda it: it["score"], reverse=True)
     return out[:limit]
 
@@ -94,27 +97,43 @@ def _session_of(item: dict[str, Any]) -> str | None:
     return sid if isinstance(sid, str) else None
 
 
+RELATED = 0.5  # once the best item passes the gate, items of at least this share of the threshold follow
+
+
+def _number(v: Any) -> float | None:
+    try:
+        return float(v or 0.0)
+    except (TypeError, ValueError):
+        return None
+
+
+def _eligible(it: Any, project: str | None, session_id: str | None) -> bool:
+    if not isinstance(it, dict) or not it.get("id"):
+        return False
+    if str(it.get("type") or "") in EPISODIC and it.get("project") and it.get("project") != project:
+        return False  # another project's episode: never shown
+    return not (session_id and _session_of(it) == session_id)
+
+
 def select(items: list[dict[str, Any]], query: str, *, project: str | None, session_id: str | None,
            min_score: float, max_items: int) -> list[dict[str, Any]]:
-    q = stems(query)
+    """The gate: [] unless the best eligible item's absolute ``relevance`` reaches ``min_score``; then
+    the eligible items with relevance >= ``RELATED * min_score``, this project's first, by rank.
+    (``query`` is kept for callers; relevance already says how much of it an item matches.)"""
     keep = []
+    best = 0.0
     for it in items:
-        if not isinstance(it, dict) or not it.get("id"):
+        if not _eligible(it, project, session_id):
             continue
-        kind = str(it.get("type") or "")
-        item_project = it.get("project")
-        if kind in EPISODIC and item_project and item_project != project:
-            continue  # another project's episode: never shown
-        if session_id and _session_of(it) == session_id:
+        score, rel = _number(it.get("score")), _number(it.get("relevance", it.get("score")))
+        if score is None or rel is None:
             continue
-        try:
-            score = float(it.get("score") or 0.0)
-        except (TypeError, ValueError):
-            continue
-        if score < min_score or not overlap(q, str(it.get("text") or "")):
-            continue
-        same = bool(project) and item_project == project
-        keep.append((score * (1.2 if same else 1.0), it))
+        best = max(best, rel)
+        if rel >= RELATED * min_score:
+            same = bool(project) and it.get("project") == project
+            keep.append((score * (1.2 if same else 1.0), it))
+    if best < min_score or best <= 0.0:
+        return []
     keep.sort(key=lambda x: x[0], reverse=True)
     return [it for _, it in keep[:max_items]]
 
@@ -128,29 +147,38 @@ def render(items: list[dict[str, Any]], min_score: float = 0.0) -> str:
     return render_items(items, floor=min_score, title=TITLE)
 
 
+def too_short(prompt: str) -> bool:
+    """Fewer than MIN_PROMPT_CHARS characters (a CJK character counts as two: it is about a word)."""
+    s = prompt.strip()
+    return len(s) + sum(1 for c in s if "\u2e80" <= c <= "\ud7af") < MIN_PROMPT_CHARS
+
+
+def choose(home: Path, ctx: dict[str, Any], prompt: str, project: str | None,
+           session_id: str | None) -> list[dict[str, Any]]:
+    """What the hook injects for this prompt (``ctx``: the config's ``context`` table): recall, then the gate."""
+    max_items, min_score = ctx["prompt_context_max_items"], ctx["prompt_context_min_score"]
+    if not ctx["prompt_context_enabled"] or max_items == 0 or too_short(prompt) or prompt.lstrip().startswith("/"):
+        return []
+    query = prompt.strip()[:QUERY_CHARS]
+    items, _source = recall_items(home, query, project, max_items * 4, context_types(ctx))
+    return select(items, query, project=project, session_id=session_id, min_score=min_score, max_items=max_items)
+
+
+
 def main() -> None:
     payload = read_payload()
     prompt = payload.get("prompt")
-    if not isinstance(prompt, str) or len(prompt.strip()) < MIN_PROMPT_CHARS or prompt.lstrip().startswith("/"):
+    if not isinstance(prompt, str) or too_short(prompt) or prompt.lstrip().startswith("/"):
         return
     home = paths.sophia_home()
     if not home.is_dir():
         return
-    cfg = load_config(home)
-    ctx = cfg["context"]
-    if not ctx["prompt_context_enabled"]:
-        return
-    # load_config checked these against config_defaults (a bad value is already its default)
-    max_items, min_score = ctx["prompt_context_max_items"], ctx["prompt_context_min_score"]
-    if max_items == 0:
-        return
+    # load_config checked the context values against config_defaults (a bad value is already its default)
+    ctx = load_config(home)["context"]
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else os.environ.get("CLAUDE_PROJECT_DIR")
-    project = project_of(cwd)
-    query = prompt.strip()[:QUERY_CHARS]
-    items, _source = recall_items(home, query, project, max_items * 4, context_types(ctx))
     sid = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
-    chosen = select(items, query, project=project, session_id=sid, min_score=min_score, max_items=max_items)
-    text = render(chosen, min_score) if chosen else ""
+    chosen = choose(home, ctx, prompt, project_of(cwd), sid)
+    text = render(chosen, ctx["prompt_context_min_score"]) if chosen else ""
     if text:
         emit_context("UserPromptSubmit", text)
 

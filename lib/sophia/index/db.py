@@ -105,7 +105,20 @@ def m003_vectors(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX vectors_hash ON vectors(content_hash, model)")
 
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [m001_items, m002_links, m003_vectors]
+def m004_cjk_bigrams(conn: sqlite3.Connection) -> None:
+    # text.ANALYZER_VERSION 2: scripts without spaces became character bigrams. Re-analyse the items
+    # whose text is not ASCII (the triggers refresh FTS5 and the corpus stats); the others are unchanged.
+    from .text import analyze
+
+    for rowid, text, terms in conn.execute("SELECT rowid, text, terms FROM items").fetchall():
+        if not text or text.isascii():
+            continue
+        new = analyze(text)
+        if " ".join(new) != terms:
+            conn.execute("UPDATE items SET terms = ?, dl = ? WHERE rowid = ?", (" ".join(new), len(new), rowid))
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [m001_items, m002_links, m003_vectors, m004_cjk_bigrams]
 
 
 def _secure(path: Path) -> None:

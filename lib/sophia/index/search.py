@@ -36,7 +36,7 @@ from typing import Any
 
 from ..timeutil import iso, now, parse
 from . import semantic as _sem
-from .text import analyze
+from .text import FILLER, analyze
 
 MAX_QUERY_CHARS = 4000
 MAX_QUERY_TERMS = 64
@@ -76,6 +76,10 @@ class Knobs:
     # item adjustments
     prospective_penalty: float = 0.5
     trivial_factor: float = 0.5
+    # absolute relevance (the prompt hook's gate; not the ranking): raw cosine floor..full -> 0..1
+    relevance_cos_floor: float = 0.3
+    relevance_cos_full: float = 0.7
+    relevance_idf_floor: float = 2.0
 
     def __init__(self, **changes: Any) -> None:
         for k, v in changes.items():
@@ -158,11 +162,17 @@ class _Filters:
         self.params = params
 
 
-def _df(conn: sqlite3.Connection, terms: list[str]) -> dict[str, int]:
+def _df(conn: sqlite3.Connection, terms: list[str], cache: dict[str, int] | None = None) -> dict[str, int]:
+    """Document frequencies; ``cache`` (one query's) saves the second lookup of the same term."""
     out = {}
     for t in terms:
+        if cache is not None and t in cache:
+            out[t] = cache[t]
+            continue
         r = conn.execute("SELECT doc FROM items_vocab WHERE term = ?", (t,)).fetchone()
         out[t] = int(r[0]) if r else 0
+        if cache is not None:
+            cache[t] = out[t]
     return out
 
 
@@ -173,14 +183,47 @@ def _stats(conn: sqlite3.Connection) -> tuple[int, float]:
     return n, max(avgdl, 1.0)
 
 
-def keyword_scores(conn: sqlite3.Connection, terms: list[str], flt: _Filters, knobs: Knobs
-                   ) -> dict[str, tuple[float, dict[str, Any]]]:
-    """BM25 over FTS5 candidates: {item id: (raw bm25, row)}."""
+def _idf(n: int, df: int) -> float:
+    return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+
+
+def term_weights(conn: sqlite3.Connection, terms: list[str], knobs: Knobs = DEFAULT_KNOBS,
+                 df_cache: dict[str, int] | None = None) -> dict[str, float]:
+    """Each distinct query term's weight for the gate: its idf in the store, but
+
+    - a term the store never saw weighs as one seen once (add-one smoothing: as rare as the rarest,
+      no rarer), so a prompt about something memory never mentions is mostly unmatched;
+    - no term weighs less than ``relevance_idf_floor`` (2.0: the idf of a term in about one item of
+      eight): a word all of memory shares (a speaker's name, the project's topic) does not tell the
+      items apart, but it still says what the prompt is about."""
+    uniq = list(dict.fromkeys(terms))[:MAX_QUERY_TERMS]
+    n, _ = _stats(conn)
+    if not uniq or n == 0:
+        return {}
+    df = _df(conn, uniq, df_cache)
+    return {t: max(_idf(n, max(df[t], 1)), knobs.relevance_idf_floor) for t in uniq}
+
+
+def coverage(matched: list[str], weights: dict[str, float]) -> float:
+    """Absolute keyword relevance in 0..1: the idf mass of the query terms an item matched over the
+    idf mass of all the query's terms (unseen ones included). Independent of the other hits.
+
+    A number (a date, a count, a version) and a prompt's filler words (``text.FILLER``: "last time",
+    "please help") count when matched, never against an item that lacks them: they say when, how many
+    or how to, not what about (LoCoMo dev: numbers +2.3 points of hits, abstention unchanged)."""
+    have = set(matched)
+    total = sum(w for t, w in weights.items() if t in have or not (t.isdigit() or t in FILLER))
+    return sum(weights.get(t, 0.0) for t in have) / total if total > 0 else 0.0
+
+
+def keyword_scores(conn: sqlite3.Connection, terms: list[str], flt: _Filters, knobs: Knobs,
+                   df_cache: dict[str, int] | None = None) -> dict[str, tuple[float, dict[str, Any]]]:
+    """BM25 over FTS5 candidates: {item id: (raw bm25, row)}; ``row["matched"]``: the query terms it has."""
     uniq = list(dict.fromkeys(terms))[:MAX_QUERY_TERMS]
     n, avgdl = _stats(conn)
     if not uniq or n == 0:
         return {}
-    df = _df(conn, uniq)
+    df = _df(conn, uniq, df_cache)
     present = [t for t in uniq if df[t] > 0]
     if not present:
         return {}
@@ -192,7 +235,7 @@ def keyword_scores(conn: sqlite3.Connection, terms: list[str], flt: _Filters, kn
            f"JOIN items i ON i.rowid = items_fts.rowid WHERE items_fts MATCH ? AND {flt.sql} "
            f"ORDER BY items_fts.rank LIMIT ?")
     rows = conn.execute(sql, [match, *flt.params, knobs.candidates]).fetchall()
-    idf = {t: math.log(1.0 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in present}
+    idf = {t: _idf(n, df[t]) for t in present}
     k1, b = knobs.k1, knobs.b
     out: dict[str, tuple[float, dict[str, Any]]] = {}
     for r in rows:
@@ -200,11 +243,14 @@ def keyword_scores(conn: sqlite3.Connection, terms: list[str], flt: _Filters, kn
         tf = Counter(row["terms"].split())
         norm = k1 * (1.0 - b + b * (row["dl"] or 0) / avgdl)
         s = 0.0
+        matched = []
         for t in present:
             f = tf.get(t, 0)
             if f:
                 s += idf[t] * f * (k1 + 1.0) / (f + norm)
+                matched.append(t)
         if s > 0:
+            row["matched"] = matched
             out[row["id"]] = (s, row)
     return out
 
@@ -281,13 +327,17 @@ def fuse(kw: dict[str, float], sem: dict[str, float], knobs: Knobs) -> dict[str,
     return out
 
 
+Want = tuple[str, float, str, float]  # (item id, score, the hit it came from, factor of that hit's relevance)
+
+
 def _expand(conn: sqlite3.Connection, ranked: list[tuple[str, float]], rows: dict[str, dict[str, Any]],
-            flt: _Filters, knobs: Knobs) -> dict[str, float]:
-    """Scores for items pulled in by expansion (not already in ``rows``): MemCell neighbours of the best
-    hits, members of their scenes, then their links; a neighbour already ranked may be raised."""
+            flt: _Filters, knobs: Knobs) -> dict[str, tuple[float, str, float]]:
+    """Items pulled in by expansion: {id: (score, the hit it came from, factor)}. MemCell neighbours of
+    the best hits, members of their scenes, then their links (not already in ``rows``); a neighbour
+    already ranked may be raised."""
     base = set(rows)
-    want: list[tuple[str, float]] = []
-    raised: dict[str, float] = {}
+    want: list[Want] = []
+    raised: dict[str, Want] = {}
     if knobs.neighbours > 0:
         want += _neighbour_wants(conn, ranked, rows, base, knobs, raised)
     if knobs.scene_hits > 0:
@@ -295,23 +345,23 @@ def _expand(conn: sqlite3.Connection, ranked: list[tuple[str, float]], rows: dic
     if knobs.link_max > 0 and ranked:
         want += _link_wants(conn, ranked, base, want, knobs)
     current = dict(ranked)
-    extra = {nid: v for nid, v in raised.items() if v > current.get(nid, 0.0)}
-    want = [(w, v) for w, v in want if w not in base]
+    extra = {nid: w[1:] for nid, w in raised.items() if w[1] > current.get(nid, 0.0)}
+    want = [w for w in want if w[0] not in base]
     if not want:
         return extra
-    fetched = _fetch(conn, list({w for w, _ in want}), flt)
-    for nid, s in want:
+    fetched = _fetch(conn, list({w[0] for w in want}), flt)
+    for nid, v, parent, factor in want:
         if nid in fetched:
             rows.setdefault(nid, fetched[nid])
-            if s > extra.get(nid, 0.0):
-                extra[nid] = s
+            if nid not in extra or v > extra[nid][0]:
+                extra[nid] = (v, parent, factor)
     return extra
 
 
 def _neighbour_wants(conn: sqlite3.Connection, ranked: list[tuple[str, float]], rows: dict[str, dict[str, Any]],
-                     base: set[str], knobs: Knobs, raised: dict[str, float]) -> list[tuple[str, float]]:
+                     base: set[str], knobs: Knobs, raised: dict[str, Want]) -> list[Want]:
     """The turns around each best hit in its own MemCell, decaying with distance; ranked ones go to ``raised``."""
-    want: list[tuple[str, float]] = []
+    want: list[Want] = []
     for iid, s in ranked[: knobs.neighbour_hits]:
         r = rows[iid]
         if r.get("seq") is None or not r.get("source"):
@@ -321,17 +371,18 @@ def _neighbour_wants(conn: sqlite3.Connection, ranked: list[tuple[str, float]], 
                 "SELECT id, memcell_id, seq FROM items WHERE source = ? AND seq BETWEEN ? AND ? AND id != ?",
                 (r["source"], lo, hi, iid)):
             if mc == r.get("memcell_id"):
-                v = s * knobs.neighbour_decay * knobs.neighbour_step ** (abs(seq - r["seq"]) - 1)
-                if nid in base and knobs.neighbour_raise:
-                    raised[nid] = max(raised.get(nid, 0.0), v)
-                want.append((nid, v))
+                f = knobs.neighbour_decay * knobs.neighbour_step ** (abs(seq - r["seq"]) - 1)
+                w = (nid, s * f, iid, f)
+                if nid in base and knobs.neighbour_raise and (nid not in raised or w[1] > raised[nid][1]):
+                    raised[nid] = w
+                want.append(w)
     return want
 
 
 def _scene_wants(conn: sqlite3.Connection, ranked: list[tuple[str, float]], rows: dict[str, dict[str, Any]],
-                 knobs: Knobs) -> list[tuple[str, float]]:
+                 knobs: Knobs) -> list[Want]:
     """Up to ``scene_max`` other members of each best hit's scene (each scene once)."""
-    want: list[tuple[str, float]] = []
+    want: list[Want] = []
     scenes_seen: set[str] = set()
     for iid, s in ranked[: knobs.scene_hits]:
         sc = rows[iid].get("scene_id")
@@ -340,25 +391,33 @@ def _scene_wants(conn: sqlite3.Connection, ranked: list[tuple[str, float]], rows
         scenes_seen.add(sc)
         for (nid,) in conn.execute("SELECT id FROM items WHERE scene_id = ? AND id != ? LIMIT ?",
                                    (sc, iid, knobs.scene_max)):
-            want.append((nid, s * knobs.scene_decay))
+            want.append((nid, s * knobs.scene_decay, iid, knobs.scene_decay))
     return want
 
 
 def _link_wants(conn: sqlite3.Connection, ranked: list[tuple[str, float]], base: set[str],
-                earlier: list[tuple[str, float]], knobs: Knobs) -> list[tuple[str, float]]:
+                earlier: list[Want], knobs: Knobs) -> list[Want]:
     """At most ``link_max`` items the best hits link to, not already ranked or wanted."""
-    want: list[tuple[str, float]] = []
+    want: list[Want] = []
     for iid, s in ranked[: max(knobs.link_max, 5)]:
         for (dst,) in conn.execute("SELECT dst FROM links WHERE src = ? ORDER BY dst", (iid,)):
-            if dst in base or any(dst == w for w, _ in earlier) or any(dst == w for w, _ in want):
+            if dst in base or any(dst == w[0] for w in earlier) or any(dst == w[0] for w in want):
                 continue
-            want.append((dst, s * knobs.link_decay + knobs.link_bonus))
+            want.append((dst, s * knobs.link_decay + knobs.link_bonus, iid, knobs.link_decay))
             if len(want) >= knobs.link_max:
                 return want
     return want
 
 
-def _public(row: dict[str, Any], score: float) -> dict[str, Any]:
+def semantic_relevance(cos: float | None, knobs: Knobs) -> float:
+    """Absolute semantic relevance in 0..1 from the raw cosine (not rescaled by the best hit)."""
+    if cos is None:
+        return 0.0
+    lo, hi = knobs.relevance_cos_floor, knobs.relevance_cos_full
+    return max(0.0, min(1.0, (cos - lo) / ((hi - lo) or 1.0)))
+
+
+def _public(row: dict[str, Any], score: float, relevance: float, why: dict[str, Any] | None) -> dict[str, Any]:
     def js(v: Any, default: Any) -> Any:
         if isinstance(v, (list, dict)):
             return v
@@ -367,22 +426,66 @@ def _public(row: dict[str, Any], score: float) -> dict[str, Any]:
         except (ValueError, TypeError):
             return default
 
-    return {
+    out = {
         "id": row["id"], "type": row["type"], "text": row["text"], "score": round(score, 6),
+        "relevance": round(relevance, 4),
         "source_ids": js(row.get("source_ids"), []), "timestamp": row.get("timestamp"),
         "event_time": row.get("event_time"), "project": row.get("project"),
         "valid_from": row.get("valid_from"), "valid_until": row.get("valid_until"),
         "temporality": row.get("temporality"), "scene_id": row.get("scene_id"),
         "memcell_id": row.get("memcell_id"), "links": js(row.get("links"), []), "meta": _meta(row),
     }
+    if why is not None:
+        out["explain"] = why
+    return out
+
+
+class _Scoring:
+    """One query's scores: ranking score, absolute relevance and (with ``explain``) why."""
+
+    def __init__(self, weights: dict[str, float], kw: dict[str, float], sem: dict[str, float], knobs: Knobs,
+                 explain: bool) -> None:
+        self.weights, self.kw, self.sem, self.knobs, self.explain = weights, kw, sem, knobs, explain
+        self.kmax = max(kw.values(), default=0.0) or 1.0
+        self.rel: dict[str, float] = {}
+        self.why: dict[str, dict[str, Any]] = {}
+
+    def direct(self, iid: str, row: dict[str, Any], fused: float, adjusted: float) -> None:
+        """An item found by a tier: relevance = the better of keyword coverage and semantic relevance."""
+        matched = row.get("matched") or []
+        kw_rel = coverage(matched, self.weights)
+        sem_rel = semantic_relevance(self.sem.get(iid), self.knobs)
+        self.rel[iid] = max(kw_rel, sem_rel)
+        if self.explain:
+            kpart = self.kw.get(iid, 0.0) / self.kmax
+            self.why[iid] = {
+                "matched": {t: round(self.weights.get(t, 0.0), 3) for t in matched},
+                "keyword_bm25": round(self.kw.get(iid, 0.0), 4), "keyword_part": round(kpart, 4),
+                "keyword_relevance": round(kw_rel, 4),
+                "semantic_cosine": round(self.sem[iid], 4) if iid in self.sem else None,
+                "semantic_part": round(fused - kpart, 4), "semantic_relevance": round(sem_rel, 4),
+                "boosts": round(adjusted - fused, 4),
+            }
+
+    def expanded(self, iid: str, parent: str, factor: float, score: float) -> None:
+        """An item pulled in by expansion: its parent's relevance times the expansion's factor."""
+        via = self.rel.get(parent, 0.0) * factor
+        if via > self.rel.get(iid, 0.0):
+            self.rel[iid] = via
+            if self.explain:
+                self.why.setdefault(iid, {})["expanded_from"] = {"id": parent, "factor": round(factor, 4),
+                                                                 "score": round(score, 4)}
 
 
 def search(conn: sqlite3.Connection, query: str, *, limit: int = 10, types: list[str] | None = None,
            project: str | None = None, as_of: str | datetime | None = None, home: Path | None = None,
            knobs: Knobs = DEFAULT_KNOBS, semantic_hits: list[tuple[str, float]] | _sem.Pending | None = None,
-           use_semantic: bool = True, known_at: str | datetime | None = None) -> list[dict[str, Any]]:
+           use_semantic: bool = True, known_at: str | datetime | None = None,
+           explain: bool = False) -> list[dict[str, Any]]:
     """Recall over an open connection. Raises QueryError for unanswerable queries.
 
+    Each result has ``score`` (the ranking, relative to this query's hits) and ``relevance`` (absolute,
+    0..1: what the prompt hook's gate judges); with ``explain``, an ``explain`` dict says why.
     ``semantic_hits``: given hits, or a ``semantic.Pending`` started earlier; when None (and
     ``use_semantic``), the semantic tier is asked here, in parallel with the keyword scoring."""
     terms = check_query(query)
@@ -392,7 +495,8 @@ def search(conn: sqlite3.Connection, query: str, *, limit: int = 10, types: list
     flt = _Filters(list(types) if types else None, project, at, explicit, known if known_explicit else None)
     if semantic_hits is None and use_semantic and knobs.semantic_weight > 0 and terms:
         semantic_hits = _sem.start(query, max(knobs.semantic_k, limit), home, list(types) if types else None)
-    kw = keyword_scores(conn, terms, flt, knobs)
+    df_cache: dict[str, int] = {}
+    kw = keyword_scores(conn, terms, flt, knobs, df_cache)
     rows = {iid: row for iid, (_, row) in kw.items()}
     sem: dict[str, float] = {}
     if isinstance(semantic_hits, _sem.Pending):
@@ -402,14 +506,20 @@ def search(conn: sqlite3.Connection, query: str, *, limit: int = 10, types: list
         if missing:
             rows.update(_fetch(conn, missing, flt))
         sem = {iid: float(c) for iid, c in semantic_hits if iid in rows}
-    fused = fuse({k: v[0] for k, v in kw.items()}, sem, knobs)
-    scored = {iid: adjust(s, rows[iid], at, knobs) for iid, s in fused.items()}
+    kw_raw = {k: v[0] for k, v in kw.items()}
+    fused = fuse(kw_raw, sem, knobs)
+    sc = _Scoring(term_weights(conn, terms, knobs, df_cache), kw_raw, sem, knobs, explain)
+    scored: dict[str, float] = {}
+    for iid, s in fused.items():
+        scored[iid] = adjust(s, rows[iid], at, knobs)
+        sc.direct(iid, rows[iid], s, scored[iid])
     ranked = sorted(scored.items(), key=lambda kv: (-kv[1], kv[0]))
-    extra = _expand(conn, ranked, rows, flt, knobs)
-    for iid, s in extra.items():
+    for iid, (s, parent, factor) in _expand(conn, ranked, rows, flt, knobs).items():
         scored[iid] = adjust(s, rows[iid], at, knobs) if iid not in fused else max(scored[iid], s)
+        sc.expanded(iid, parent, factor, s)
     final = sorted(scored.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
-    return [_public(rows[iid], s) for iid, s in final]
+    return [_public(rows[iid], s, sc.rel.get(iid, 0.0), sc.why.get(iid, {}) if explain else None)
+            for iid, s in final]
 
 
 def recall(query: str, *, limit: int = 10, types: list[str] | None = None, project: str | None = None,

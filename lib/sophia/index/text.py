@@ -4,6 +4,12 @@ English stemmer. Standard library only (hooks import it).
 Items are indexed as pre-stemmed text (``terms``) in an FTS5 table with the plain ``unicode61``
 tokenizer, so the same analysis runs at index and at query time, and the Python side can
 compute its own BM25 with tuned parameters over the candidates FTS5 returns.
+
+Scripts written without spaces between words (Han, Hiragana, Katakana, Hangul, Thai, Lao, Khmer,
+Myanmar) become overlapping character bigrams ("数据库" -> "数据", "据库"; a lone character stays a
+unigram), the usual CJK approach of search engines, so a prompt written entirely in Chinese or
+Japanese finds the memory written in it. ``ANALYZER_VERSION`` names this analysis; the index
+re-analyses stored items when it changes (``index.db`` migration ``m004_cjk_bigrams``).
 """
 
 from __future__ import annotations
@@ -32,18 +38,75 @@ yourselves
 """
 STOPWORDS = frozenset(_STOPWORDS_TEXT.split())
 
+# Words a prompt uses to talk about the work rather than name it ("like last time", "please help", "get
+# the file"): indexed and ranked like any word, but the relevance gate (search.coverage) counts them only
+# when an item has them. ``FILLER`` holds their stems (defined after the stemmer, at the end).
+_FILLER_TEXT = """
+also could done file files get got help last let like make need please something still thing things time use
+used using want way would yes
+"""
+
+
+ANALYZER_VERSION = 2  # 2: bigrams for scripts without spaces
+
+# Scripts written without spaces between words: Thai, Lao, Myanmar, Hangul Jamo, Khmer, CJK radicals to
+# Yi (kana, Han, bopomofo...), Hangul syllables, CJK compatibility ideographs, half-width kana, Han ext.
+_UNSPACED = ((0x0E00, 0x0EFF), (0x1000, 0x109F), (0x1100, 0x11FF), (0x1780, 0x17FF), (0x2E80, 0xA4CF),
+             (0xAC00, 0xD7AF), (0xF900, 0xFAFF), (0xFF66, 0xFFDC), (0x20000, 0x3FFFF))
+
+
+@lru_cache(maxsize=1)
+def _unspaced_run() -> re.Pattern[str]:
+    """Runs of unspaced characters (compiled on first use: ~3 ms, which an ASCII-only hook never pays)."""
+    return re.compile("([" + "".join(f"{chr(a)}-{chr(b)}" for a, b in _UNSPACED) + "]+)")
+
+
+def unspaced(c: str) -> bool:
+    o = ord(c)
+    return any(a <= o <= b for a, b in _UNSPACED)
+
 
 def _fold(text: str) -> str:
-    """Lowercase and strip diacritics (é -> e), so 'Café' and 'cafe' match."""
+    """Lowercase, compatibility forms unified (full-width Ａ -> a) and diacritics stripped (é -> e), so
+    'Café' and 'cafe' match; marks on unspaced scripts are kept (が stays が, Hangul stays whole)."""
     t = text.lower()
     if t.isascii():
         return t
-    return "".join(c for c in unicodedata.normalize("NFKD", t) if not unicodedata.combining(c))
+    out = []
+    keep_marks = False
+    for c in unicodedata.normalize("NFD", unicodedata.normalize("NFKC", t)):
+        if unicodedata.combining(c):
+            if keep_marks:
+                out.append(c)
+            continue
+        keep_marks = ord(c) >= 0x2E80 and unspaced(c)  # kana, Han; Thai & co. lose their marks (as FTS5 does)
+        out.append(c)
+    return unicodedata.normalize("NFC", "".join(out))
+
+
+def _split(word: str) -> list[str]:
+    """One word token: unspaced runs as character bigrams (a lone character as itself), the rest as is."""
+    if word.isascii() or not any(unspaced(c) for c in word):
+        return [word] if len(word) >= 2 else []
+    out: list[str] = []
+    for n, part in enumerate(_unspaced_run().split(word)):
+        if n % 2 == 0:  # between runs: letters and digits of spaced scripts
+            if len(part) >= 2:
+                out.append(part)
+        elif len(part) == 1:
+            out.append(part)
+        else:
+            out.extend(part[i:i + 2] for i in range(len(part) - 1))
+    return out
 
 
 def tokens(text: str) -> list[str]:
-    """Lowercased word tokens of two or more characters (no stemming, stopwords kept)."""
-    return [t for t in _TOKEN.findall(_fold(text)) if len(t) >= 2]
+    """Lowercased word tokens of two or more characters, unspaced scripts as bigrams (no stemming,
+    stopwords kept)."""
+    out: list[str] = []
+    for w in _TOKEN.findall(_fold(text)):
+        out.extend(_split(w))
+    return out
 
 
 def analyze(text: str, *, keep_stopwords: bool = False) -> list[str]:
@@ -52,7 +115,7 @@ def analyze(text: str, *, keep_stopwords: bool = False) -> list[str]:
     for t in tokens(text):
         if not keep_stopwords and t in STOPWORDS:
             continue
-        out.append(stem(t))
+        out.append(t if unspaced(t[0]) else stem(t))
     return out
 
 
@@ -255,3 +318,6 @@ def _step5(w: str, r1: int, r2: int) -> str:
     if w.endswith("l") and len(w) - 1 >= r2 and len(w) >= 2 and w[-2] == "l":
         return w[:-1]
     return w
+
+
+FILLER = frozenset(stem(w) for w in _FILLER_TEXT.split())
