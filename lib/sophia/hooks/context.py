@@ -24,7 +24,7 @@ __all__ = ["HOOK_TEXT_CAP", "ago", "episode_lines", "fit", "memory_items", "one_
 KIND_ORDER = ("rule", "procedure", "causal", "foresight", "fact", "profile", "scene", "episode", "memcell", "turn")
 # By relevance (``strength``): a weak match gets one short line, a strong one a few.
 LINES_BY_STRENGTH = ((0.34, 1), (0.67, 2), (1.01, 3))
-CHARS_BY_LINES = {1: 160, 2: 330, 3: 480}
+CHARS_BY_LINES = {1: 120, 2: 330, 3: 480}  # a weak match: a pointer the model can follow with `s3 recall`
 LINE_CHARS = 240  # the longest one line gets (a rule, a procedure, a fact; an episode's first line)
 DETAIL_CHARS = 200  # an episode's lesson / why / files line
 MAX_INJECT_CHARS = 1200
@@ -110,8 +110,12 @@ def episode_lines(card: dict[str, Any], head: str, n: int) -> list[str]:
     """An episode in ``n`` lines at most: ``head`` (id, age, outcome) with what was done and what came
     of it, then, as room allows: the lesson, why the outcome is not SUCCESS, files and commands, the
     error hit most (only when none of the others is known)."""
-    short = n == 1  # one line: the task and its result share it
-    did, result = one_line(card.get("did"), 70 if short else 110), one_line(card.get("result"), 70 if short else 120)
+    if n == 1:  # one line: the task and its result share what the head leaves of it
+        room = max(40, CHARS_BY_LINES[1] - len(head) - 6)
+        did = one_line(card.get("did"), room // 2)
+        result = one_line(card.get("result"), max(20, room - len(did)))
+    else:
+        did, result = one_line(card.get("did"), 110), one_line(card.get("result"), 120)
     what = f"{did} -> {result}" if did and result and result.lower() not in did.lower() else (did or result)
     lines = [one_line(f"{head}: {what or '(nothing recorded)'}", CHARS_BY_LINES[1] if n == 1 else LINE_CHARS)]
     tools = "; ".join(p for p in (

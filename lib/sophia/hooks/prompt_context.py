@@ -138,7 +138,7 @@ def select(items: list[dict[str, Any]], query: str, *, project: str | None, sess
     return [it for _, it in keep[:max_items]]
 
 
-TITLE = "Sophia memory: possibly relevant to this prompt (cite an id if you rely on it):"
+TITLE = "Sophia memory (cite an id if you rely on it):"
 
 
 def render(items: list[dict[str, Any]], min_score: float = 0.0) -> str:
