@@ -95,7 +95,7 @@ same_json() {
     [ -x "$cmd" ] || { echo "$ev: $cmd is not executable"; false; }
     [[ $cmd == "$kit/hooks/"* ]]
   done < <(hook_rows "$HOME/.claude/settings.json")
-  [ "$(hook_rows "$HOME/.claude/settings.json" | wc -l)" -eq 9 ]
+  [ "$(hook_rows "$HOME/.claude/settings.json" | wc -l)" -eq "$OUR_HOOKS" ]
 
   # the launcher runs the installed CLI
   run "$HOME/.local/bin/s3" status --json
@@ -141,8 +141,8 @@ print("ok")' "$HOME/.claude/settings.json"
   [ "$(grep -c "my-bash-check.sh" <<<"$rows")" -eq 1 ]
   [ "$(grep -c "notify-send claude" <<<"$rows")" -eq 1 ]
   [ "$(grep -c "echo stopped" <<<"$rows")" -eq 1 ]
-  [ "$(grep -c "/.sophia/kit/hooks/" <<<"$rows")" -eq 9 ]
-  [ "$(wc -l <<<"$rows")" -eq 12 ]
+  [ "$(grep -c "/.sophia/kit/hooks/" <<<"$rows")" -eq "$OUR_HOOKS" ]
+  [ "$(wc -l <<<"$rows")" -eq $((OUR_HOOKS + 3)) ]
   [[ $(grep -P '^PreToolUse\t' <<<"$rows" | head -n1) == *my-bash-check.sh ]]
 }
 
@@ -215,7 +215,7 @@ snapshot() {
   run "$SRC/uninstall.sh" --dry-run --purge
   [ "$status" -eq 0 ]
   [[ $output == *"would remove $HOME/.sophia/kit"* ]]
-  [[ $output == *"would edit $HOME/.claude/settings.json (9 Sophia hook entries out; your keys and hooks kept"* ]]
+  [[ $output == *"would edit $HOME/.claude/settings.json ($OUR_HOOKS Sophia hook entries out; your keys and hooks kept"* ]]
   [[ $output != *"{"* ]] || { echo "raw JSON in: $output"; false; }
   [ "$(snapshot)" = "$before" ]
 }
@@ -252,7 +252,7 @@ snapshot() {
   [ -f "$proj/.claude/skills/s3-bats-test/SKILL.md" ]
   [ -f "$proj/.claude/agents/s3-bats-agent.md" ]
   [ ! -e "$HOME/.claude/skills/s3-bats-test" ]
-  [ "$(hook_rows "$proj/.claude/settings.json" | wc -l)" -eq 9 ]
+  [ "$(hook_rows "$proj/.claude/settings.json" | wc -l)" -eq "$OUR_HOOKS" ]
   # a user install beside it, then removing the project keeps the shared kit for the user install
   "$SRC/install.sh" --yes --no-embeddings >/dev/null
   run "$SRC/uninstall.sh" --yes --project "$proj"
@@ -261,7 +261,7 @@ snapshot() {
   [ ! -e "$proj/.claude/skills/s3-bats-test" ]
   [ -d "$HOME/.sophia/kit" ]
   [ -x "$HOME/.local/bin/s3" ]
-  [ "$(hook_rows "$HOME/.claude/settings.json" | grep -c /.sophia/kit/)" -eq 9 ]
+  [ "$(hook_rows "$HOME/.claude/settings.json" | grep -c /.sophia/kit/)" -eq "$OUR_HOOKS" ]
   run "$SRC/uninstall.sh" --yes
   [ "$status" -eq 0 ]
   [ ! -e "$HOME/.sophia/kit" ]
@@ -277,7 +277,7 @@ snapshot() {
   run "$SRC/install.sh" --yes --no-embeddings
   [ "$status" -eq 0 ] || { echo "$output"; false; }
   [ -L "$HOME/.claude/settings.json" ]
-  [ "$(hook_rows "$HOME/dotfiles/settings.json" | wc -l)" -eq 9 ]
+  [ "$(hook_rows "$HOME/dotfiles/settings.json" | wc -l)" -eq "$OUR_HOOKS" ]
   [ "$(cat "$SOPHIA_HOME/kit/.sophia_home")" = "$SOPHIA_HOME" ]
   # hooks run from a command line Claude Code would use, without SOPHIA_HOME in the environment
   while IFS=$'\t' read -r ev matcher cmd; do

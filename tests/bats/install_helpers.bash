@@ -10,6 +10,9 @@
 # The dev venv is $SOPHIA_TEST_VENV (set by test.sh), else /tmp/devvenv.
 
 REPO_ROOT=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
+# how many hook entries hooks/hooks.json registers (counted there, not written down again)
+# shellcheck disable=SC2034 # used by the .bats files that load this
+OUR_HOOKS=$(jq '[.hooks[][] | .hooks[]] | length' "$REPO_ROOT/hooks/hooks.json")
 
 dev_python() {
   local v
