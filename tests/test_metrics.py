@@ -101,7 +101,9 @@ def test_series_per_project_task_and_week(home: Path, growing: Path) -> None:
     assert sum(w["episodes"] for w in weeks) == 12 and weeks == sorted(weeks, key=lambda w: w["week"])
     assert weeks[0]["steps_per_episode"] == 12.0 and weeks[-1]["steps_per_episode"] == 6.0
     (task,) = shop["clusters"]  # one recurring task; the blog's single session is no cluster
-    assert task["episodes"] == 12 and {"checkout", "widgets"} <= set(task["terms"])
+    # the task's three most shared keywords, the same every run (ties keep keyword order, not set order)
+    assert task["episodes"] == 12 and "checkout" in task["terms"] and len(task["terms"]) == 3
+    assert set(task["terms"]) <= {"fix", "checkout", "widgets", "tests", "test", "pytest", "modulenotfounderror"}
     assert blog["clusters"] == [] and blog["repeated_errors"] == 0
     only = metrics.series(home, str(growing))
     assert [p["project"] for p in only["projects"]] == [str(growing)]

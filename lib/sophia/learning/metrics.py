@@ -143,7 +143,7 @@ def cluster(rs: list[dict[str, Any]]) -> None:
         if best < 0 or shared[best] < CLUSTER_SHARED:
             clusters.append(Counter())
             best = len(clusters) - 1
-        clusters[best].update(terms)
+        clusters[best].update(dict.fromkeys(r["terms"]).keys())  # in keyword order: ties rank the same every run
         r["cluster"] = best
     for r in rs:
         r["cluster_terms"] = [t for t, _ in by_project[r["project"]][r["cluster"]].most_common(3)]
