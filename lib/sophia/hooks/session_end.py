@@ -267,15 +267,23 @@ LEARNED = ("heuristics", "error_analysis", "narrative", "memcell_id", "reflected
 
 
 def _keep_learned(run: _Run, episode: dict[str, Any]) -> None:
-    """Carry over the learned fields of the episode already on disk (one small read; none for a new one)."""
-    prior = _existing_episode(run.home, episode["id"])
-    if not prior:
-        return
-    for k in LEARNED:
-        v = prior.get(k)
+    """Carry over what a digest or reflection wrote on the episode file. The file is read only when
+    someone else changed it since this hook last wrote it (a stat, not a parse, on most Stops); what it
+    taught is kept in the session state for the Stops after that."""
+    from sophia.episode_store import episode_path
+
+    try:
+        st = os.stat(episode_path(episode["id"], run.home))
+        sig: list[int] | None = [st.st_mtime_ns, st.st_size]
+    except (OSError, ValueError):
+        sig = None
+    if sig is not None and sig != run.state.get("episode_stat"):
+        prior = _existing_episode(run.home, episode["id"]) or {}
+        run.state["learned"] = {k: prior[k] for k in LEARNED if prior.get(k) not in (None, [], "", False)}
+    for k, v in (run.state.get("learned") or {}).items():
         if k == "heuristics" and isinstance(v, list):
             episode[k] = list(dict.fromkeys([*v, *(episode.get(k) or [])]))
-        elif v not in (None, [], "", False):
+        else:
             episode[k] = v
 
 
@@ -294,8 +302,11 @@ def _save_episode(run: _Run, episode: dict[str, Any], new_episode: bool) -> bool
     entry_sig = _signature(entry, ("timestamp", "tool_call_count"))
     changed = force or ep_sig != state.get("episode_sig")
     if changed:
-        write_json_atomic(episode_path(episode["id"], run.home), episode)
+        path = episode_path(episode["id"], run.home)
+        write_json_atomic(path, episode)
         state["episode_sig"] = ep_sig
+        st = os.stat(path)
+        state["episode_stat"] = [st.st_mtime_ns, st.st_size]  # our own write: _keep_learned need not read it
     if force or entry_sig != state.get("entry_sig"):
         upsert_index_entries([entry], run.home)
         state["entry_sig"] = entry_sig
