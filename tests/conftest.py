@@ -6,6 +6,7 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -72,6 +73,16 @@ def wait_for(pred, timeout: float = 30.0) -> bool:  # type: ignore[no-untyped-de
             return True
         time.sleep(0.05)
     return bool(pred())
+
+
+def set_config(home: Path, **values: Any) -> None:
+    """Set top-level config.json keys of the home ``s3 init`` made (the rest stays as it is)."""
+    from sophia import paths
+    from sophia.atomic import read_json, write_json_atomic
+
+    cfg = read_json(paths.config_path(home))
+    cfg.update(values)
+    write_json_atomic(paths.config_path(home), cfg)
 
 
 def run_s3(args: list[str], env: dict[str, str], input: str | None = None):  # type: ignore[no-untyped-def]

@@ -16,11 +16,11 @@ from typing import Any
 
 import pytest
 
-from conftest import run_s3
+from conftest import run_s3, set_config
 from secret_scan import load_corpus, scan
 from shared_data import looked_in, shared_path
 from sophia import paths
-from sophia.atomic import read_json, write_json_atomic
+from sophia.atomic import read_json
 from sophia.hooks import backfill as bf
 from sophia.learning import learners, queue
 from sophia.state import init_tree
@@ -34,12 +34,6 @@ def home(sophia_home: Path) -> Path:
     init_tree()
     set_config(sophia_home, embedding_provider="none")
     return sophia_home
-
-
-def set_config(home: Path, **kw: Any) -> None:
-    cfg = read_json(paths.config_path(home))
-    cfg.update(kw)
-    write_json_atomic(paths.config_path(home), cfg)
 
 
 def session(root: Path, cwd: Path, sid: str, *, day: str = "2026-10-01", age_days: float = 1.0,

@@ -11,10 +11,11 @@ from typing import Any
 
 import pytest
 
+from conftest import set_config
 from sophia.learning import queue, worker
 from sophia.state import init_tree
 from test_digest_queue import fake_claude
-from test_learning_hooks import hook_env, project_dir, run_hook, set_config
+from test_learning_hooks import hook_env, project_dir, run_hook
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from conftest import LIB, wait_for
+from conftest import LIB, set_config, wait_for
 from sophia import paths
 from sophia.atomic import read_json, write_json_atomic
 from sophia.learning import headless, ledger, queue, worker
@@ -74,9 +74,7 @@ def fake_claude(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.fixture
 def home(sophia_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     init_tree()
-    cfg = read_json(paths.config_path())
-    cfg.update(learning_enabled=True, embedding_provider="none")
-    write_json_atomic(paths.config_path(), cfg)
+    set_config(sophia_home, learning_enabled=True, embedding_provider="none")
     fake_claude(tmp_path, monkeypatch)
     return sophia_home
 

@@ -18,9 +18,8 @@ from typing import Any
 
 import pytest
 
-from conftest import LIB, ROOT, wait_for
+from conftest import LIB, ROOT, set_config, wait_for
 from sophia import paths
-from sophia.atomic import read_json, write_json_atomic
 from sophia.learning import queue
 from sophia.locking import locked
 from sophia.state import init_tree
@@ -33,12 +32,6 @@ def home(sophia_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     set_config(sophia_home, embedding_provider="none")
     monkeypatch.setenv("SOPHIA_DIGEST_PROMPTS", str(fake_claude(tmp_path, monkeypatch)))
     return sophia_home
-
-
-def set_config(home: Path, **kw: Any) -> None:
-    cfg = read_json(paths.config_path(home))
-    cfg.update(kw)
-    write_json_atomic(paths.config_path(home), cfg)
 
 
 def transcript(tmp_path: Path, project: Path, name: str) -> Path:

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from conftest import run_s3
+from conftest import run_s3, set_config
 from sophia import paths
-from sophia.atomic import read_json, write_json_atomic
+from sophia.atomic import write_json_atomic
 from sophia.hooks import backfill as bf
 from sophia.learning import metrics
 from sophia.state import init_tree
@@ -25,9 +25,7 @@ DAY = 86400.0
 @pytest.fixture
 def home(sophia_home: Path) -> Path:
     init_tree()
-    cfg = read_json(paths.config_path(sophia_home))
-    cfg.update(embedding_provider="none")
-    write_json_atomic(paths.config_path(sophia_home), cfg)
+    set_config(sophia_home, embedding_provider="none")
     return sophia_home
 
 

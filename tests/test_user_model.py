@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, set_config
 from sophia import paths
 from sophia.atomic import read_json, write_json_atomic
 from sophia.episode_store import upsert_index_entries
@@ -24,9 +24,7 @@ from sophia.state import init_tree
 @pytest.fixture
 def home(sophia_home: Path) -> Path:
     init_tree()
-    cfg = read_json(paths.config_path(sophia_home))
-    cfg.update(embedding_provider="none")
-    write_json_atomic(paths.config_path(sophia_home), cfg)
+    set_config(sophia_home, embedding_provider="none")
     return sophia_home
 
 
