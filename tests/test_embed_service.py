@@ -217,3 +217,20 @@ def test_rebuild_under_a_running_service_is_followed(home: Path, s3_env: dict[st
     hits = client.search("schema changes when shipping a release", 1, home=home, timeout=5)
     assert hits is not None and hits[0][0] == rule
     assert "Serves: " in run_s3(["embed", "status"], s3_env).stdout
+
+
+def test_service_exits_when_its_home_is_deleted(home: Path) -> None:
+    """A temp home removed under a warm service (a test or a bench cleaning up): the service leaves
+    within seconds instead of re-running indexing passes on a deleted index.db forever."""
+    (home / "config.json").write_text(json.dumps({"embedding_provider": "local", "embedding_idle_seconds": 600}))
+    conn = vectors.connect(home)
+    put_items(conn, ITEMS)
+    conn.close()
+    assert client.search("dog", 2, home=home) is None  # starts it
+    assert client.wait_warm(home, timeout=120)
+    assert client.wait_embedded(home, timeout=60)
+    assert service_pids(home)
+    import shutil
+
+    shutil.rmtree(home)
+    assert wait_for(lambda: not service_pids(home), 15), "service kept running after its home was deleted"

@@ -211,8 +211,9 @@ class Service:
         next pass runs on the new file)."""
         from . import indexer, vectors
 
-        def replaced() -> bool:
-            return db_identity(self.db_path) != conn_id
+        def replaced() -> bool:  # a missing file is not a new one (as in check_db): no pass on nothing
+            now = db_identity(self.db_path)
+            return now is not None and now != conn_id
 
         self._batch_count, self._last_progress_log = 0, time.monotonic()
         t0 = time.perf_counter()
@@ -360,6 +361,10 @@ class Service:
                 conn.setblocking(True)
                 threading.Thread(target=self.handle, args=(conn,), daemon=True).start()
                 continue
+            if not self.home.is_dir():
+                log(f"the state home {self.home} is gone; exiting")
+                self.stop.set()
+                break
             idle = time.monotonic() - self.last_activity
             if not self.indexing and not self.nudge.is_set() and idle > self.cfg.idle_seconds:
                 log(f"idle for {idle:.0f}s; exiting")
