@@ -67,8 +67,41 @@ def test_a_weak_match_gets_one_short_line() -> None:
     ep = _episode("SWORDIntel__claude-backups__fb4f7a6e")
     text = _render([_item(ep, 0.31)])
     lines = text.splitlines()
-    assert len(lines) == 2 and len(lines[1]) <= context.CHARS_BY_LINES[1]
-    assert lines[1].startswith(f"- [{ep['id']}] episode, 2 days ago, PARTIAL: ")
+    head = f"- [{ep['id']}] episode, 2 days ago, PARTIAL: "
+    assert len(lines) == 2 and lines[1].startswith(head)
+    assert len(lines[1]) <= len(head) + context.TEXT_CHARS[0] + 4, lines[1]
+
+
+def _turn(i: int, rel: float, text: str) -> dict[str, Any]:
+    return {"id": f"turn:chat:D1:{i}", "type": "turn", "text": text, "relevance": rel, "score": rel,
+            "event_time": "2025-08-10T12:00:00Z"}
+
+
+LONG = "Caroline: we drove to the walrus sanctuary on the coast and stayed until the feeding at dusk, " * 3
+
+
+def test_items_that_share_kind_and_age_get_one_header() -> None:
+    text = _render([_turn(1, 0.9, LONG), _turn(2, 0.5, "Melanie: how was the trip?"),
+                    {"id": "rule_1", "type": "rule", "text": "Check the tide table before a coastal trip.",
+                     "relevance": 0.6}], floor=0.42)
+    lines = text.splitlines()
+    assert lines[1] == "- [rule_1] rule: Check the tide table before a coastal trip."  # lessons first
+    assert lines[2] == "turns, 7 days ago:"  # said once, not on every line
+    assert lines[3].startswith("- [turn:chat:D1:1]: Caroline: we drove") and lines[4].startswith("- [turn:chat:D1:2]: ")
+    assert text.count("7 days ago") == 1
+
+
+def test_the_whole_budget_follows_the_best_match() -> None:
+    """Five items that all barely pass the gate share half the budget; one strong match among them
+    lets the text grow (and the strong line says more than a weak one)."""
+    weak = [_turn(i, 0.45, f"{i}. {LONG}") for i in range(1, 6)]
+    text = _render(weak, floor=0.42)
+    assert text.count("- [turn:") >= 3 and len(text) <= context.MAX_INJECT_CHARS * context.MIN_BUDGET_SHARE
+    strong = _render([_turn(0, 1.0, LONG), *weak], floor=0.42)
+    assert _render([*weak, _turn(9, 0.45, f"1. {LONG}")], floor=0.42).count("- [turn:") == 5  # said once
+    assert len(strong) > len(text) and strong.count("- [turn:") == 6
+    first = [ln for ln in strong.splitlines() if ln.startswith("- [turn:chat:D1:0]")][0]
+    assert len(first) > len([ln for ln in strong.splitlines() if ln.startswith("- [turn:chat:D1:1]")][0]) + 100
 
 
 def test_the_budget_grows_with_the_score() -> None:

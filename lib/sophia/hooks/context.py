@@ -6,6 +6,7 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
+from ..kinds import get as get_kind
 from ..kinds import one_line  # noqa: F401 - re-exported for the hook modules
 from ..timeutil import parse
 from .words import stems, tokens
@@ -22,12 +23,16 @@ __all__ = ["HOOK_TEXT_CAP", "ago", "episode_lines", "fit", "memory_items", "one_
 # What an injection says, kind by kind: lessons first (rules, procedures), then what is known, raw
 # sessions and conversations last.
 KIND_ORDER = ("rule", "procedure", "causal", "foresight", "fact", "profile", "scene", "episode", "memcell", "turn")
-# By relevance (``strength``): a weak match gets one short line, a strong one a few.
+# By relevance (``strength``, 0 at the gate, 1 for a perfect match) the budget grows at three levels:
+# - an item's first line says TEXT_CHARS[0] characters after its id and kind (a weak match: a pointer
+#   the model can follow with `s3 recall`) up to TEXT_CHARS[1] (a strong one);
+# - a stronger item earns more lines (an episode's lesson, why, files and commands);
+# - the whole text gets MAX_INJECT_CHARS times the best item's strength, never less than half of it.
 LINES_BY_STRENGTH = ((0.34, 1), (0.67, 2), (1.01, 3))
-CHARS_BY_LINES = {1: 120, 2: 330, 3: 480}  # a weak match: a pointer the model can follow with `s3 recall`
-LINE_CHARS = 240  # the longest one line gets (a rule, a procedure, a fact; an episode's first line)
+TEXT_CHARS = (48, 200)
 DETAIL_CHARS = 200  # an episode's lesson / why / files line
 MAX_INJECT_CHARS = 1200
+MIN_BUDGET_SHARE = 0.5
 
 
 def overlap(query_stems: set[str], text: str) -> int:
@@ -106,18 +111,20 @@ def _meta(it: dict[str, Any]) -> dict[str, Any]:
     return it["meta"] if isinstance(it.get("meta"), dict) else {}
 
 
-def episode_lines(card: dict[str, Any], head: str, n: int) -> list[str]:
+def text_chars(strength_: float) -> int:
+    """How much of an item's text its first line says, by its strength (after the id and kind)."""
+    lo, hi = TEXT_CHARS
+    return int(lo + (hi - lo) * max(0.0, min(1.0, strength_)))
+
+
+def episode_lines(card: dict[str, Any], head: str, n: int, room: int = TEXT_CHARS[1]) -> list[str]:
     """An episode in ``n`` lines at most: ``head`` (id, age, outcome) with what was done and what came
-    of it, then, as room allows: the lesson, why the outcome is not SUCCESS, files and commands, the
-    error hit most (only when none of the others is known)."""
-    if n == 1:  # one line: the task and its result share what the head leaves of it
-        room = max(40, CHARS_BY_LINES[1] - len(head) - 6)
-        did = one_line(card.get("did"), room // 2)
-        result = one_line(card.get("result"), max(20, room - len(did)))
-    else:
-        did, result = one_line(card.get("did"), 110), one_line(card.get("result"), 120)
+    of it in ``room`` characters, then, as room allows: the lesson, why the outcome is not SUCCESS,
+    files and commands, the error hit most (only when none of the others is known)."""
+    did = one_line(card.get("did"), max(20, room // 2))
+    result = one_line(card.get("result"), max(20, room - len(did) - 4))
     what = f"{did} -> {result}" if did and result and result.lower() not in did.lower() else (did or result)
-    lines = [one_line(f"{head}: {what or '(nothing recorded)'}", CHARS_BY_LINES[1] if n == 1 else LINE_CHARS)]
+    lines = [one_line(f"{head}: {what or '(nothing recorded)'}", len(head) + 2 + room)]
     tools = "; ".join(p for p in (
         ("files: " + ", ".join(card["files"]) + (f" (+{card['files_more']})" if card.get("files_more") else ""))
         if card.get("files") else "",
@@ -142,17 +149,25 @@ def _episode_card(it: dict[str, Any]) -> dict[str, Any]:
     return {"did": meta.get("goal_summary") or str(it.get("text") or "").split("\n", 1)[0]}
 
 
-def item_lines(it: dict[str, Any], n: int, now: datetime) -> list[str]:
-    """One item in at most ``n`` lines, starting ``- [id]``."""
+def item_bits(it: dict[str, Any], now: datetime) -> str:
+    """What a line says about an item besides its id and text: kind, age, an episode's outcome."""
     kind = str(it.get("type") or "memory")
-    meta = _meta(it)
     if kind == "episode":  # when it ended
         when = ago(it.get("timestamp") or it.get("event_time"), now)
-        bits = ", ".join(b for b in ("episode", when, str(meta.get("outcome") or "")) if b)
-        return episode_lines(_episode_card(it), f"- [{it['id']}] {bits}", n)
+        return ", ".join(b for b in ("episode", when, str(_meta(it).get("outcome") or "")) if b)
     when = ago(it.get("event_time") or it.get("timestamp"), now) if kind != "rule" else ""
-    bits = ", ".join(b for b in (kind, when) if b)
-    return [one_line(f"- [{it['id']}] {bits}: {it.get('text') or ''}", min(CHARS_BY_LINES[n], LINE_CHARS))]
+    return ", ".join(b for b in (kind, when) if b)
+
+
+def item_lines(it: dict[str, Any], n: int, now: datetime, bits: str | None = None,
+               room: int = TEXT_CHARS[1]) -> list[str]:
+    """One item in at most ``n`` lines, starting ``- [id]``, then ``bits`` (``item_bits`` when None; ''
+    under a group header that already says them), then ``room`` characters of what it says."""
+    bits = item_bits(it, now) if bits is None else bits
+    head = f"- [{it['id']}]" + (f" {bits}" if bits else "")
+    if it.get("type") == "episode":
+        return episode_lines(_episode_card(it), head, n, room)
+    return [one_line(f"{head}: {it.get('text') or ''}", len(head) + 2 + room)]
 
 
 def _rank(it: dict[str, Any]) -> int:
@@ -160,27 +175,60 @@ def _rank(it: dict[str, Any]) -> int:
     return KIND_ORDER.index(kind) if kind in KIND_ORDER else len(KIND_ORDER)
 
 
-def render_items(items: list[dict[str, Any]], *, floor: float, title: str, now: datetime | None = None,
-                 max_chars: int = MAX_INJECT_CHARS) -> str:
-    """The injected text: ``title``, then each item once (by id and by what it says) in KIND_ORDER, in as
-    many lines as its strength earns, within the sum of their budgets (at most ``max_chars``). '' when
-    nothing is left."""
-    now = now or datetime.now(UTC)
+def _group_header(bits: str) -> str:
+    """``turn, 3 years ago`` -> ``turns, 3 years ago:`` (the header over items that share their bits)."""
+    kind, _, rest = bits.partition(", ")
+    k = get_kind(kind)
+    return f"{k.plural if k else kind}{', ' + rest if rest else ''}:"
+
+
+def _same_key(it: dict[str, Any]) -> str:
+    """Two items with this key say the same thing (an episode: what was done and what came of it)."""
+    if it.get("type") == "episode":
+        card = _episode_card(it)
+        return f"episode|{card.get('did') or ''}|{card.get('result') or ''}".lower()
+    return " ".join(str(it.get("text") or "").lower().split())[:200]
+
+
+def _entries(items: list[dict[str, Any]], floor: float, now: datetime) -> list[tuple[dict[str, Any], float, str]]:
+    """(item, strength, bits) in KIND_ORDER and by strength, each item once (by id and by its text)."""
     ordered = sorted((it for it in items if isinstance(it, dict) and it.get("id")),
                      key=lambda it: (_rank(it), -strength(relevance(it), floor)))
-    out, size = [title], len(title)
+    out: list[tuple[dict[str, Any], float, str]] = []
     seen: set[str] = set()
     for it in ordered:
-        n = lines_for(strength(relevance(it), floor))
-        lines = item_lines(it, n, now)
-        key = " ".join(lines[0].split("]", 1)[-1].split(":", 1)[-1].lower().split())
-        if it["id"] in seen or key in seen:
+        key = _same_key(it)
+        if it["id"] in seen or (key and key in seen):
             continue
-        seen.update((it["id"], key))
-        room = min(CHARS_BY_LINES[n], max_chars - size)  # this item's share; its first line always if it fits
-        for i, line in enumerate(lines):
-            if len(line) + 1 > (room if i else max_chars - size):
+        seen.update(k for k in (it["id"], key) if k)
+        out.append((it, strength(relevance(it), floor), item_bits(it, now)))
+    return out
+
+
+def render_items(items: list[dict[str, Any]], *, floor: float, title: str, now: datetime | None = None,
+                 max_chars: int = MAX_INJECT_CHARS) -> str:
+    """The injected text: ``title``, then each item once in KIND_ORDER, as long as its strength earns
+    (``text_chars``, ``lines_for``), within a budget of ``max_chars`` times the best strength (at least
+    MIN_BUDGET_SHARE of it). Items in a row that share their kind and age (and outcome) go under one
+    header that says it once. '' when nothing is left."""
+    now = now or datetime.now(UTC)
+    entries = _entries(items, floor, now)
+    best = max((st for _, st, _ in entries), default=0.0)
+    max_chars = int(max_chars * max(MIN_BUDGET_SHARE, best))
+    out, size, last = [title], len(title), None
+    for i, (it, st, bits) in enumerate(entries):
+        grouped = bits and (bits == last or (i + 1 < len(entries) and entries[i + 1][2] == bits))
+        lines = item_lines(it, lines_for(st), now, "" if grouped else bits, text_chars(st))
+        if grouped and bits != last:
+            header = _group_header(bits)
+            if len(header) + len(lines[0]) + 2 > max_chars - size:
+                break
+            out.append(header)
+            size += len(header) + 1
+        last = bits if grouped else None
+        for line in lines:
+            if len(line) + 1 > max_chars - size:
                 break
             out.append(line)
-            size, room = size + len(line) + 1, room - len(line) - 1
+            size += len(line) + 1
     return "\n".join(out)[:HOOK_TEXT_CAP] if len(out) > 1 else ""

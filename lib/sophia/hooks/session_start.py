@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
 MAX_RULES = 8
 MAX_EPISODES = 3
+OLDER_CHARS = 90  # what an older episode's one line says after its id, age and outcome
 SCAN_EPISODES = 12  # the newest entries of the project looked at for episodes that say something
 MAX_FORESIGHT = 5
 MAX_GAPS = 5
@@ -143,7 +144,7 @@ def recent_episode_lines(home: Path, episodes: list[dict[str, Any]], now: dateti
             continue
         seen.add(key)
         head = ", ".join(b for b in (f"- [{e['id']}] {ago(e.get('timestamp'), now)}", str(e.get("outcome") or "")) if b)
-        lines.append("\n".join(episode_lines(card, head, 3 if not shown else 1)))
+        lines.append("\n".join(episode_lines(card, head, 3) if not shown else episode_lines(card, head, 1, OLDER_CHARS)))
         shown += 1
         if shown == MAX_EPISODES:
             break
