@@ -58,6 +58,10 @@ _PATH_WRITES = LazyRe(r"^\s*(?:\.\s*(?:expanduser|resolve|absolute)\s*\(\s*\)\s*
 _DEST_FN = LazyRe(r"\b(?:os\s*\.\s*(?:replace|rename)|shutil\s*\.\s*(?:copy\w*|move)|renameSync|copyFileSync|"
                   r"cpSync|File\s*\.\s*rename|FileUtils\s*\.\s*(?:mv|cp))\s*(?=\()")
 _CWD_REF = LazyRe(r"getcwd\s*\(\s*\)|process\s*\.\s*cwd\s*\(\s*\)|Dir\s*\.\s*pwd|Path\s*\.\s*cwd\s*\(\s*\)|cwd\s*\(\s*\)")
+# a name bound to a directory the code itself just created in the temp folder
+_TEMP_BIND = r"\b{name}\s*=\s*(?:Path\s*\(\s*|str\s*\(\s*)?(?:tempfile\s*\.\s*|fs\s*\.\s*|os\s*\.\s*)?(?:mkdtemp|mkdtempSync|TemporaryDirectory|gettempdir)\s*\("
+_BARE_NAME = LazyRe(r"^\s*(?:Path\s*\(\s*|str\s*\(\s*)?([A-Za-z_]\w*)\s*\)?\s*$")
+TEMP_MADE = "/tmp/(a temp dir the code made)"
 _STRLIT = LazyRe(r"[rbuf]?'((?:[^'\\]|\\.)*)'|[rbuf]?\"((?:[^\"\\]|\\.)*)\"|`([^`$]*)`")
 
 
@@ -166,12 +170,20 @@ def path_of(expr: str) -> str | None:
     return None
 
 
+def _made_temp(code: str, arg: str) -> str | None:
+    """TEMP_MADE when ``arg`` is a name the code bound to a new temp dir (``d = tempfile.mkdtemp()``)."""
+    m = _BARE_NAME.match(arg)
+    if m and re.search(_TEMP_BIND.format(name=re.escape(m.group(1))), code):
+        return TEMP_MADE
+    return None
+
+
 def calls(code: str) -> list[CodeCall]:
     found: list[CodeCall] = []
     for m in _TREE_FN.finditer(code):
         name = m.group(0)
         arg = _first_arg(_args_text(code, m.end()))
-        p = path_of(arg)
+        p = path_of(arg) or _made_temp(code, arg)
         # rmdir without `recursive` only removes an empty directory
         kind = "file" if "rmdir" in name and "recursive" not in code[m.end():m.end() + 200] else "tree"
         if name.strip().startswith(("fs", "promises", "fsPromises")) and "recursive" not in code[m.end():m.end() + 200]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import sql
+from . import sql, targets
 from .lazyre import LazyRe
 from .shell import UNKNOWN
 
@@ -14,6 +14,8 @@ PROTECTED = LazyRe(r"^(?:main|master|trunk|develop|development|dev|release.*|pro
                        r"live|gh-pages|default|HEAD)$")
 _GIT_GLOBAL_ARG = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path", "--config-env"})
 _PATH_LIKE = LazyRe(r"\.[A-Za-z0-9]{1,5}$")
+# a path that names one file: a last part with an extension (or a dotfile), no glob, not a folder
+_NAMED_FILE = LazyRe(r"^[^*?\[]*(?:^|/)(?:[^/.][^/]*\.[A-Za-z0-9]{1,10}|\.[^/.][^/]*)$")
 
 
 def _split_git(args: list[str]) -> tuple[str, list[str]]:
@@ -138,35 +140,48 @@ def _push(a: Analyzer, rest: list[str], via: str) -> None:
 
 
 def _discard(a: Analyzer, sub: str, rest: list[str], flags: str, via: str) -> None:
-    if sub == "restore":
-        staged_only = ("--staged" in rest or "S" in flags) and not ("--worktree" in rest or "W" in flags)
-        if staged_only:
-            return
-        paths = [x for x in rest if not x.startswith("-")]
-        if "-s" in rest:
-            src_i = rest.index("-s") + 1
-            if src_i < len(rest) and rest[src_i] in paths:
-                paths.remove(rest[src_i])
-    else:
-        if "-b" in rest or "-B" in rest or "--orphan" in rest or "p" in flags or "--patch" in rest:
-            return
-        if "--" in rest:
-            paths = rest[rest.index("--") + 1:]
-        else:
-            pos = [x for x in rest if not x.startswith("-")]
-            paths = [x for x in pos if x in (".", "*", ":/", "./") or _PATH_LIKE.search(x) and "/" not in x[:1]]
-            if len(pos) >= 2 and not paths:
-                paths = pos[1:]
-        if not paths and ("f" in flags or "--force" in rest):
-            a.add("ask", "git_destructive", f"{via} discards local changes while switching")
-            return
-    if not paths:
+    if a.ctx.cwd and targets.in_temp(a.ctx, a.ctx.cwd):
+        return  # a scratch clone in a temp folder
+    paths = _restore_paths(rest, flags) if sub == "restore" else _checkout_paths(rest, flags)
+    if paths is None:
+        a.add("ask", "git_destructive", f"{via} discards local changes while switching")
+    elif not paths:
         return
-    if any(p in (".", "*", ":/", "./", "..", ":/*", "'*'") or p.endswith("/.") for p in paths):
+    elif any(p in (".", "*", ":/", "./", "..", ":/*", "'*'") or p.endswith("/.") for p in paths):
         a.add("deny", "git_destructive", f"{via} discards every uncommitted change in the working tree",
               "Commit or `git stash` first, or restore named files after asking the user.")
+    elif not all(_NAMED_FILE.search(p) for p in paths):
+        a.add("ask", "git_destructive", f"{via} discards uncommitted changes under {' '.join(paths)[:80]}",
+              "Restore the named files you changed, or `git stash` first.")
+    # named files only: the everyday undo of one's own edits (or taking one side of a conflict)
+
+
+def _restore_paths(rest: list[str], flags: str) -> list[str]:
+    """The paths ``git restore`` overwrites in the working tree ([] for --staged alone)."""
+    if ("--staged" in rest or "S" in flags) and not ("--worktree" in rest or "W" in flags):
+        return []
+    paths = [x for x in rest if not x.startswith("-")]
+    if "-s" in rest:
+        src_i = rest.index("-s") + 1
+        if src_i < len(rest) and rest[src_i] in paths:
+            paths.remove(rest[src_i])
+    return paths
+
+
+def _checkout_paths(rest: list[str], flags: str) -> list[str] | None:
+    """The paths ``git checkout`` overwrites; [] for a branch switch; None for a forced switch."""
+    if "-b" in rest or "-B" in rest or "--orphan" in rest or "p" in flags or "--patch" in rest:
+        return []
+    if "--" in rest:
+        paths = rest[rest.index("--") + 1:]
     else:
-        a.add("ask", "git_destructive", f"{via} discards uncommitted changes to {' '.join(paths)[:80]}")
+        pos = [x for x in rest if not x.startswith("-")]
+        paths = [x for x in pos if x in (".", "*", ":/", "./") or _PATH_LIKE.search(x) and "/" not in x[:1]]
+        if len(pos) >= 2 and not paths:
+            paths = pos[1:]
+    if not paths and ("f" in flags or "--force" in rest):
+        return None
+    return paths
 
 
 # -- databases ---------------------------------------------------------------------------------

@@ -18,6 +18,8 @@ _WS = LazyRe(r"\s+")
 _DROP_DENY = LazyRe(
     r"^DROP\s+(?:TEMPORARY\s+)?(?:TABLE|DATABASE|SCHEMA|KEYSPACE|COLLECTION|TABLESPACE|OWNED|USER|ROLE)\b")
 _DROP_ASK = LazyRe(r"^DROP\s+\w+")
+# objects that hold no rows of their own: dropping one (to re-create it) loses no data
+_DROP_NO_DATA = LazyRe(r"^DROP\s+(?:TRIGGER|INDEX|VIEW)\b")
 _TRUNCATE = LazyRe(r"^TRUNCATE\b")
 _DELETE = LazyRe(r"^DELETE\s+(?:\w+\s+)?FROM\b")
 _DELETE_BARE = LazyRe(r"^DELETE\s+(?!FROM)[\w.`\"\[\]]+\s*$")
@@ -48,7 +50,7 @@ def sql_findings(sql: str) -> list[tuple[str, str]]:
         s = _WITH.sub("", s).strip()
         if _DROP_DENY.match(s):
             found.append(("deny", " ".join(s.split()[:3])))
-        elif _DROP_ASK.match(s):
+        elif _DROP_ASK.match(s) and not _DROP_NO_DATA.match(s):
             found.append(("ask", " ".join(s.split()[:3])))
         elif _TRUNCATE.match(s):
             found.append(("deny", "TRUNCATE"))

@@ -47,12 +47,12 @@ HOME_SENSITIVE = (
 )
 # The files Claude Code reads its project settings from (a copy beside them, e.g. a backup, is not one).
 CLAUDE_SETTINGS = (".claude/settings.json", ".claude/settings.local.json")
-# The user's own bin folders and slash commands (only the user invokes them): a new file there is fine,
-# replacing an existing one is asked about.
-HOME_BIN = (".local/bin", ".claude/commands")
+# The user's own bin folders, slash commands and subagent prompts: a new file there is fine, replacing
+# an existing one is asked about.
+HOME_BIN = (".local/bin", ".claude/commands", ".claude/agents")
 # Under HOME but asked about rather than denied when written.
 # (``.claude.json`` holds Claude Code's MCP servers and per-project state, not its hooks or credentials)
-HOME_GREY_WRITE = (".gitconfig", ".config/git", ".claude.json", ".claude/agents", ".claude/skills",
+HOME_GREY_WRITE = (".gitconfig", ".config/git", ".claude.json", ".claude/skills",
                    ".claude/hooks", ".claude/plugins", ".claude/CLAUDE.md", ".bash_aliases", ".tmux.conf",
                    ".vimrc", ".config/nvim")
 # Top-level folders of HOME that hold the user's work: deleting one is denied, not asked.
@@ -99,9 +99,15 @@ class Ctx:
                    dict(self.vars), set(self.downloaded), dict(self.functions), self.remote)
 
 
+# Scratch places that count as temp folders: memory-backed /dev/shm, and the folders where Claude Code
+# keeps a session's task lists, todos and shell snapshots (under HOME).
+SCRATCH = ("/tmp", "/var/tmp", "/private/tmp", "/private/var/tmp", "/dev/shm")
+CLAUDE_SCRATCH = (".claude/tasks", ".claude/todos", ".claude/shell-snapshots")
+
+
 def make_ctx(cwd: str | None, env: dict[str, str]) -> Ctx:
     home = posixpath.normpath(env.get("HOME") or "/root")
-    tmp = ["/tmp", "/var/tmp", "/private/tmp", "/private/var/tmp"]
+    tmp = [*SCRATCH, *(f"{home}/{d}" for d in CLAUDE_SCRATCH)]
     tmpdir = env.get("TMPDIR")
     if tmpdir and tmpdir.startswith("/") and posixpath.normpath(tmpdir) not in ("/", home):
         tmp.append(posixpath.normpath(tmpdir))
