@@ -205,3 +205,30 @@ def test_the_queue_path_stays_stdlib_only(home: Path) -> None:
     assert json.loads(out.stdout) == []
     assert len(audit_jobs(home)) == 1
     settle(home)
+
+
+def test_a_secret_in_the_call_never_reaches_the_job_or_the_prompt(home: Path) -> None:
+    """The job holds the logged call, redacted: the token is not in the queue, the prompt or the audit log."""
+    token = "ghp_" + "abcdefghijklmnopqrstuvwxyz0123456789"
+    cmd = f"git push --force https://{token}@github.com/o/r feature/payments"
+    set_tier3(home, True, learning_daily_max_jobs=0)
+    ask(home, cmd, sync=True)
+    (job,) = audit_jobs(home)
+    assert "github.com/o/r feature/payments" in job["call"]["command"]
+    assert token not in json.dumps(job) and token not in tier3.audit_input(job)
+    tier3.apply(home, job, {"passed": True, "reason": "", "risk_level": "medium", "concerns": [],
+                            "creed_violations": [], "recommendation": "use --force-with-lease"})
+    assert token not in (paths.logs_dir(home) / "guardian_audits.jsonl").read_text()
+    settle(home)
+
+
+def test_the_seed_switch_is_not_carried_over_by_the_migration(sophia_home: Path) -> None:
+    """The seed wrote guardian_tier3_enabled: true and never read it; migrating keeps the audits off."""
+    sophia_home.mkdir(parents=True)
+    write_json_atomic(paths.config_path(sophia_home), {"schema_version": "1.0.0", "guardian_tier3_enabled": True,
+                                                       "embedding_provider": "none"})
+    init_tree(sophia_home)
+    assert "guardian_tier3_enabled" not in read_json(paths.config_path(sophia_home))
+    assert tier3.enabled(str(sophia_home)) is False
+    set_tier3(sophia_home, True)
+    assert tier3.enabled(str(sophia_home)) is True
