@@ -232,3 +232,26 @@ def test_the_seed_switch_is_not_carried_over_by_the_migration(sophia_home: Path)
     assert tier3.enabled(str(sophia_home)) is False
     set_tier3(sophia_home, True)
     assert tier3.enabled(str(sophia_home)) is True
+
+
+def test_with_learning_off_the_worker_runs_the_audit_and_leaves_the_digests_waiting(
+        home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each switch alone: a session digest waits (learning_enabled false) while the audit runs; the worker
+    neither claims the digest nor spins on it, it goes idle."""
+    from sophia.learning import worker
+
+    set_tier3(home, True, learning_daily_max_jobs=0)
+    ask(home, HIGH, sync=True)
+    settle(home)
+    queue.enqueue(home, "sess-waits", "/t/x.jsonl", "/proj")
+    set_tier3(home, True, learning_daily_max_jobs=5, learning_enabled=False)
+    fake = home.parents[1] / "fake"
+    monkeypatch.setenv("SOPHIA_CLAUDE_BIN", str(fake / "claude"))
+    monkeypatch.setenv("FAKE_DIR", str(fake))
+    t0 = time.monotonic()
+    out = worker.drain(worker.Settings(home, backoffs=(), max_wait=1.0))
+    assert out["done"] == 1 and out["stopped"] == worker.IDLE and time.monotonic() - t0 < 30
+    assert {j["id"]: j["state"] for j in queue.jobs(home)} == {
+        tier3.job_id(grants.subject_sha("Bash", HIGH)): "done", "session_sess-waits": "pending"}
+    set_tier3(home, False, learning_daily_max_jobs=5, learning_enabled=False)
+    assert worker.drain(worker.Settings(home, max_wait=1.0))["stopped"].startswith("automatic learning is off")
