@@ -31,6 +31,7 @@ BAD: dict[str, Any] = {
     "learning_enabled": "true", "learning_daily_max_jobs": -1, "learning_daily_max_usd": 1000.0,
     "learning_exclude_projects": ["relative/path"], "learning_model": "",
     "current_user": "../etc", "guardian.mode": "loud", "guardian.allow": "x", "guardian.deny": ["("], "guardian.mcp_allow": "mcp__x__*", "guardian.mcp_deny": [""],
+    "guardian.tier3_enabled": "on",
     "context.session_start_enabled": "yes", "context.session_start_max_tokens": 50,
     "context.prompt_context_enabled": 1, "context.prompt_context_max_items": 99,
     "context.prompt_context_min_score": 2.0, "context.include_ingested": "no",

@@ -82,6 +82,10 @@ SETTINGS: tuple[Setting, ...] = (
     S("guardian.deny", [], "regexes", doc="a command matching one of these is always denied"),
     S("guardian.mcp_allow", [], "globs", doc="MCP tools (e.g. mcp__github__*) never asked about"),
     S("guardian.mcp_deny", [], "globs", doc="MCP tools (e.g. mcp__prod_db__*) always denied"),
+    S("guardian.tier3_enabled", False, "bool",
+      doc="an ask on a high-risk rule also queues a tier-3 s3-guardian audit, run in the background by headless "
+          "Claude Code on learning_model (costs tokens; counts against the learning daily caps); advice shown "
+          "in `s3 status`, never a block"),
     S("context.session_start_enabled", True, "bool", doc="inject memory at session start"),
     S("context.session_start_max_tokens", 2000, "int", (100, 20000), doc="cap of what SessionStart injects"),
     S("context.prompt_context_enabled", True, "bool", doc="recall on every prompt (UserPromptSubmit)"),
@@ -99,7 +103,8 @@ BY_KEY = {s.key: s for s in SETTINGS}
 # Keys that once existed and did nothing; migration 1.2.0 deletes them, a hand-added one is an error.
 REMOVED = {
     "user_mode": "only current_user chooses the user model",
-    "guardian_tier3_enabled": "it was never read; the tier-3 audit runs when a skill asks for it",
+    "guardian_tier3_enabled": "the seed's top-level switch was never read; the tier-3 audit it named is "
+                              "guardian.tier3_enabled, off by default",
 }
 
 

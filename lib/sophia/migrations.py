@@ -83,7 +83,8 @@ def _config_1_2(cfg: dict[str, Any]) -> list[str]:
 
 
 def m003_settings_that_do_something(home: Path) -> list[str]:
-    """1.2.0: config keys that were never read go (user_mode, guardian_tier3_enabled); "openai" as a
+    """1.2.0: config keys that were never read go (user_mode, guardian_tier3_enabled: the seed's ``true``
+    is not carried over to ``guardian.tier3_enabled``, which audits for real and is off by default); "openai" as a
     provider becomes "none" (what it did); the self-model stops storing what nothing filled
     (current_state, installed_*, available_agents: `s3 status` reads the install manifest)."""
     notes: list[str] = []

@@ -195,6 +195,7 @@ class GuardianConfig(_Checked):
     deny: list[str] = _setting("guardian.deny")
     mcp_allow: list[str] = _setting("guardian.mcp_allow")
     mcp_deny: list[str] = _setting("guardian.mcp_deny")
+    tier3_enabled: bool = _setting("guardian.tier3_enabled")
 
 
 class ContextConfig(_Checked):

@@ -76,6 +76,7 @@ def _status_data(home: Path) -> dict[str, Any]:
         raise StateFileError(paths.rules_path(home), "expected a JSON array of semantic rules")
     entries = index.get("entries", [])
     from ..config_defaults import load as load_config
+    from ..guardian.tier3 import summary as audit_summary
     from ..learning.ledger import summary as digest_summary
     from ..learning.metrics import status_trend
 
@@ -83,6 +84,7 @@ def _status_data(home: Path) -> dict[str, Any]:
     return {
         "home": str(home),
         "digests": digest_summary(home, bool(cfg.get("learning_enabled")), cfg),
+        "guardian_audits": audit_summary(home, cfg["guardian"]["tier3_enabled"] is True),
         "growth": status_trend(home),
         "self_model": sm.model_dump(mode="json"),
         "episodes": {
@@ -121,6 +123,7 @@ def _pct(x: float) -> str:
 def _render_status(data: dict[str, Any]) -> None:
     from rich.table import Table
 
+    from ..guardian.tier3 import summary_lines
     from ..learning.ledger import summary_line
     from ..learning.metrics import trend_line
 
@@ -154,6 +157,8 @@ def _render_status(data: dict[str, Any]) -> None:
     c.print(f"- Last session: {sm.get('last_session') or 'never'}")
     c.print(f"- Last reflection: {sm.get('last_reflection') or 'never'}")
     c.print(f"- {summary_line(data['digests'])}")
+    for line in summary_lines(data["guardian_audits"]):
+        c.print(f"{'' if line.startswith(' ') else '- '}{line}", markup=False)
     growth = trend_line(data["growth"])
     if growth:
         c.print(f"- Growth: {growth}", markup=False)

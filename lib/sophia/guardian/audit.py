@@ -75,8 +75,9 @@ def validate(data: Any) -> tuple[dict[str, Any], dict[str, Any]]:
             "error": None}, audit
 
 
-def apply_guardian(data: Any, home: Path | None = None) -> dict[str, Any]:
-    """Validate ``data`` and log it once. Returns what happened (``logged`` False on a repeat)."""
+def apply_guardian(data: Any, home: Path | None = None, call: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Validate ``data`` and log it once. Returns what happened (``logged`` False on a repeat). ``call``:
+    what was audited (a tier-3 job's tool, command excerpt, rule), logged beside the verdict, redacted."""
     from .. import paths
     from ..atomic import append_line
     from ..locking import locked
@@ -98,7 +99,7 @@ def apply_guardian(data: Any, home: Path | None = None) -> dict[str, Any]:
                         return out
                 except ValueError:
                     continue
-        entry = redact_obj({"ts": iso(now()), "key": key, **meta, "audit": audit})
+        entry = redact_obj({"ts": iso(now()), "key": key, **meta, "audit": audit, **({"call": call} if call else {})})
         append_line(log, json.dumps(entry, ensure_ascii=False, sort_keys=True))
     out["logged"] = True
     return out

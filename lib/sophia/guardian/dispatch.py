@@ -45,6 +45,22 @@ _TABLE = {
     **rules_self.TABLE,
 }
 
+# The rule families whose ``ask`` is high-risk: with ``guardian.tier3_enabled`` such an ask also queues a
+# tier-3 s3-guardian audit (:mod:`.tier3`). Each names its family; the other rules' asks (chmod, kill,
+# power, crontab, nesting, outward MCP calls) are not audited. tests/guardian/test_tier3.py holds every
+# name here to a rule some family really emits.
+HIGH_RISK = {
+    "rm_recursive": "destructive fs", "find_delete": "destructive fs", "xargs_rm": "destructive fs",
+    "rsync_delete": "destructive fs", "interp_rmtree": "destructive fs", "disk": "destructive fs",
+    "container_prune": "destructive fs",
+    "git_destructive": "vcs history rewrite",
+    "sql_destructive": "db drop",
+    "infra": "remote destroy",
+    "curl_pipe": "remote exec", "eval": "remote exec",
+    "credential_read": "credential access", "secret_exfil": "credential access",
+    "sensitive_write": "credential access",
+    rules_self.RULE: "self-protection",
+}
 
 _MKFS = ("mke2fs", "mkswap", "mkntfs", "newfs", "mkdosfs", "mkfs")
 

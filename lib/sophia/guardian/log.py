@@ -1,4 +1,7 @@
-"""``logs/guardian_blocks.jsonl``: one redacted JSON line per deny/ask (0600, one O_APPEND write)."""
+"""``logs/guardian_blocks.jsonl``: one redacted JSON line per deny/ask (0600, one O_APPEND write).
+
+Every writer of this log goes through :func:`record`, so a high-risk ask logged here also queues its
+tier-3 audit (:func:`.tier3.on_logged`: only with ``guardian.tier3_enabled``; never raises)."""
 
 from __future__ import annotations
 
@@ -29,3 +32,10 @@ def record(sophia_home: str, entry: dict) -> None:
         os.write(fd, data)
     finally:
         os.close(fd)
+    if entry.get("decision") == "ask":
+        try:
+            from .tier3 import on_logged
+
+            on_logged(sophia_home, entry)
+        except Exception:  # noqa: BLE001 - an audit is advice: its queue never breaks the log
+            pass

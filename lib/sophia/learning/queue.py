@@ -31,7 +31,8 @@ if TYPE_CHECKING:
 STATES = ("pending", "running", "done", "parked")
 # The stages each kind of job runs, in order; each needs ``<prompt dir>/<stage>.md`` (the worker's STAGES
 # say how each one runs).
-STAGES_OF: dict[str, tuple[str, ...]] = {"session": ("extract", "reflect"), "consolidation": ("consolidate",)}
+STAGES_OF: dict[str, tuple[str, ...]] = {"session": ("extract", "reflect"), "consolidation": ("consolidate",),
+                                         "guardian": ("audit",)}  # guardian: a tier-3 audit (guardian/tier3.py)
 KINDS = tuple(STAGES_OF)
 PROMPT_DIR = Path(__file__).with_name("prompts")  # the stage prompts shipped with the kit
 PROMPT_DIR_ENV = "SOPHIA_DIGEST_PROMPTS"  # another prompt folder (own prompts, tests)
@@ -116,6 +117,17 @@ def enqueue(home: Path, session_id: str, transcript: str = "", cwd: str = "", ki
     return "pending", job
 
 
+def add_new(home: Path, job: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """Queue ``job`` (pending) unless a job with its id is in any state; returns (state, the job that is
+    there). For jobs whose id says what they do once (a tier-3 audit of one exact call)."""
+    with queue_lock(home):
+        found = find(home, job["id"])
+        if found:
+            return found[0], read(found[1])
+        write_json_atomic(_path(home, "pending", job["id"]), job)
+    return "pending", job
+
+
 def jobs(home: Path, states: tuple[str, ...] = STATES) -> list[dict[str, Any]]:
     """Every job (with its ``state``), oldest first; a file that does not parse is listed as broken."""
     out = []
@@ -137,11 +149,13 @@ def counts(home: Path) -> dict[str, int]:
             for s in STATES}
 
 
-def claim(home: Path, at: float | None = None) -> dict[str, Any] | None:
-    """Move the oldest due pending job to ``running/`` (one rename) and count the attempt."""
+def claim(home: Path, at: float | None = None, kinds: tuple[str, ...] | None = None) -> dict[str, Any] | None:
+    """Move the oldest due pending job (of one of ``kinds``, when given) to ``running/`` (one rename) and
+    count the attempt."""
     t = time.time() if at is None else at
     with queue_lock(home):
-        due = [j for j in jobs(home, ("pending",)) if float(j.get("next_try_at") or 0) <= t and j.get("kind")]
+        due = [j for j in jobs(home, ("pending",)) if float(j.get("next_try_at") or 0) <= t and j.get("kind")
+               and (kinds is None or j["kind"] in kinds)]
         if not due:
             return None
         job = due[0]

@@ -59,6 +59,7 @@ _STAGE = {s.name: s for s in (
     Stage("extract", "extraction", READ_ONLY),
     Stage("reflect", "reflection", READ_ONLY + ",Bash(s3 recall:*),Bash(s3 list:*)"),
     Stage("consolidate", "consolidation", READ_ONLY + ",Bash(s3 list:*)"),
+    Stage("audit", "guardian", READ_ONLY),  # a tier-3 audit: the call is in the prompt, it runs nothing
 )}
 STAGES: dict[str, tuple[Stage, ...]] = {kind: tuple(_STAGE[n] for n in names)
                                         for kind, names in queue.STAGES_OF.items()}
@@ -126,28 +127,47 @@ def drain(st: Settings) -> dict[str, Any]:
                 for jid in queue.recover(st.home):
                     st.say(f"{jid}: back in pending (its worker died mid-job)")
             summary["stopped"] = _loop(st, summary) if mine else "another digest worker is running"
-        if not (mine and summary["stopped"] == IDLE and _due(st.home)):
+        if not (mine and summary["stopped"] == IDLE and _due(st)):
             break
         st.say("a job came in as the worker went idle: draining again")
     st.say(f"digest worker stops: {summary['stopped']}")
     return summary
 
 
-def _due(home: Path) -> bool:
+def enabled_kinds(cfg: dict[str, Any]) -> tuple[str, ...]:
+    """The kinds of job the config lets run: the digests with ``learning_enabled``, the tier-3 audits with
+    ``guardian.tier3_enabled`` (each switch alone; both count against the same daily caps)."""
+    out = [k for k in queue.KINDS if k != "guardian"] if cfg.get("learning_enabled") else []
+    if (cfg.get("guardian") or {}).get("tier3_enabled"):
+        out.append("guardian")
+    return tuple(out)
+
+
+def _kinds(st: Settings, cfg: dict[str, Any] | None = None) -> tuple[str, ...] | None:
+    """What this worker may claim (None: any kind, the switches are not consulted)."""
+    return enabled_kinds(cfg if cfg is not None else config(st.home)) if st.respect_switch else None
+
+
+def _pending(home: Path, kinds: tuple[str, ...] | None) -> list[dict[str, Any]]:
+    return [j for j in queue.jobs(home, ("pending",)) if j.get("kind") and (kinds is None or j["kind"] in kinds)]
+
+
+def _due(st: Settings) -> bool:
     now = time.time()
-    return any(float(j.get("next_try_at") or 0) <= now for j in queue.jobs(home, ("pending",)) if j.get("kind"))
+    return any(float(j.get("next_try_at") or 0) <= now for j in _pending(st.home, _kinds(st)))
 
 
 def _loop(st: Settings, summary: dict[str, Any]) -> str:
     while True:
         cfg = config(st.home)
-        if st.respect_switch and not cfg.get("learning_enabled"):
+        kinds = _kinds(st, cfg)
+        if kinds == ():
             return "automatic learning is off (learning_enabled is false)"
         cap = ledger.cap_reason(st.home, cfg)
         if cap:
             _note_pending(st.home, cap)
             return cap
-        job = queue.claim(st.home)
+        job = queue.claim(st.home, kinds=kinds)
         if job is None:
             if not _wait_for_due(st):
                 return IDLE
@@ -160,8 +180,8 @@ def _loop(st: Settings, summary: dict[str, Any]) -> str:
 
 
 def _wait_for_due(st: Settings) -> bool:
-    """Sleep until the next pending job is due, if that is soon enough. False: nothing is coming."""
-    waits = [float(j.get("next_try_at") or 0) - time.time() for j in queue.jobs(st.home, ("pending",))]
+    """Sleep until the next pending job it may run is due, if that is soon enough. False: nothing is coming."""
+    waits = [float(j.get("next_try_at") or 0) - time.time() for j in _pending(st.home, _kinds(st))]
     if not waits or min(waits) > st.max_wait:
         return False
     time.sleep(max(0.0, min(waits)))
@@ -252,7 +272,12 @@ def _apply(st: Settings, job: dict[str, Any], stage: Stage, saved: Path) -> None
     from ..memory.apply import apply_result
 
     try:
-        summary = apply_result(stage.apply_kind, read_json(saved), st.home)
+        if stage.apply_kind == "guardian":  # validated by guardian.audit, logged with the call it audited
+            from ..guardian import tier3
+
+            summary = tier3.apply(st.home, job, read_json(saved))
+        else:
+            summary = apply_result(stage.apply_kind, read_json(saved), st.home)
     except (ContractError, SophiaError) as exc:
         saved.unlink(missing_ok=True)  # a retry asks the model again
         raise Failed(f"invalid output ({stage.name}): {' '.join(str(exc).split())[:300]}") from None
@@ -291,9 +316,16 @@ def prompt_fields(home: Path, job: dict[str, Any], wanted: set[str]) -> dict[str
         "session": lambda: condensed_session(job),
         "extracted": lambda: _saved_text(result_path(home, job, _STAGE["extract"])),
         "clusters": lambda: consolidation_evidence(home),
+        "audit": lambda: _audit_input(job),
     }
     fields.update({k: make() for k, make in makers.items() if k in wanted})
     return fields
+
+
+def _audit_input(job: dict[str, Any]) -> str:
+    from ..guardian import tier3
+
+    return tier3.audit_input(job)
 
 
 def episode_of(home: Path, job: dict[str, Any]) -> str | None:
