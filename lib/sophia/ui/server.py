@@ -30,6 +30,7 @@ def bind(host: str, port: int) -> socket.socket:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
+        sock.listen(128)  # connections wait in the backlog from now on, before uvicorn serves them
     except OSError:
         sock.close()
         raise
