@@ -72,7 +72,7 @@ def test_the_token_in_the_url_sets_a_strict_httponly_cookie_and_leaves_the_url(s
 
 
 def test_a_foreign_host_header_is_403_even_with_the_token(server: Server) -> None:
-    for host in ("evil.example:%d" % server.port, "evil.example", f"127.0.0.1:{server.port + 1}",
+    for host in (f"evil.example:{server.port}", "evil.example", f"127.0.0.1:{server.port + 1}",
                  f"127.0.0.1.evil.example:{server.port}", ""):
         status, _, _ = request(server, "GET", "/", host=host)
         assert status == 403, host
