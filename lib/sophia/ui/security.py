@@ -8,7 +8,7 @@ In this order, for each HTTP request:
    SameSite=Strict) and redirects to the same path without the token; neither is 401;
 3. a POST must carry the CSRF token in its form (``csrf``) and, when the browser sends an Origin,
    come from this origin: else 403.
-Every response gets a strict Content-Security-Policy (no script at all), no-store, no-referrer and
+Every response gets a strict Content-Security-Policy (no script at all), no-store, a same-origin referrer policy and
 ``X-Frame-Options: DENY``; no CORS header is ever sent.
 """
 
@@ -36,7 +36,7 @@ HEADERS = [
                                  b"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"),
     (b"x-frame-options", b"DENY"),
     (b"x-content-type-options", b"nosniff"),
-    (b"referrer-policy", b"no-referrer"),
+    (b"referrer-policy", b"same-origin"),  # no-referrer would make a form POST's Origin "null"
     (b"cache-control", b"no-store"),
     (b"cross-origin-resource-policy", b"same-origin"),
 ]
