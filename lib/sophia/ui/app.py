@@ -18,10 +18,11 @@ from starlette.responses import FileResponse, RedirectResponse, Response
 from starlette.routing import Route
 from starlette.templating import Jinja2Templates
 
-from .. import kinds
+from .. import kinds, paths
 from ..errors import SophiaError
 from ..timeutil import now
 from . import actions, charts, data
+from .cache import Slow, stat_key
 from .security import Guard, csrf_for
 
 HERE = Path(__file__).parent
@@ -43,6 +44,12 @@ class Pages:
         env.filters["q"] = lambda s: quote(str(s), safe="")
         env.globals["NAV"] = NAV
         self.templates = Jinja2Templates(env=env)
+        ed, logs = paths.episodes_dir(home), paths.logs_dir(home)
+        self.growth = Slow(lambda: data.growth(home), lambda: stat_key(ed))
+        db = paths.index_db_path(home)
+        self.storage = Slow(lambda: data.storage(home), lambda: stat_key(db, Path(f"{db}-wal"), ed, paths.memory_dir(home),
+                                                                         logs, home / "digests"))
+        self.guardian_log = Slow(lambda: data.guardian(home), lambda: stat_key(logs / "guardian_blocks.jsonl"))
 
     def render(self, request: Request, name: str, status: int = 200, **ctx: Any) -> Response:
         ctx.update(csrf=self.csrf, path=request.url.path)
@@ -52,7 +59,7 @@ class Pages:
 
     def overview(self, request: Request) -> Response:
         sm = data.self_model(self.home)
-        g = data.growth(self.home)
+        g = self.growth.get() or {"weeks": [], "trend_line": None, "episodes": None}
         caps = sorted(sm.get("capabilities", {}).items(), key=lambda kv: -kv[1]["proficiency"])
         weeks = [w["week"] for w in g["weeks"]]
         growth_chart = charts.lines(weeks, {"success rate": [w["success_rate"] for w in g["weeks"]],
@@ -60,10 +67,11 @@ class Pages:
                                     top=1.0, title="per week")
         steps_chart = charts.bars(weeks, [w["steps_per_episode"] or 0 for w in g["weeks"]], "steps per episode")
         caps_chart = charts.bars([n for n, _ in caps][:12], [r["proficiency"] for _, r in caps][:12], "proficiency")
-        gd = data.guardian(self.home)
+        gd = self.guardian_log.get() or data.guardian_empty()
         return self.render(request, "overview.html", sm=sm, caps=caps, growth=g, growth_chart=growth_chart,
                            steps_chart=steps_chart, caps_chart=caps_chart, guardian_chart=_guardian_chart(gd),
-                           guardian=gd["summary"], storage=data.storage(self.home))
+                           guardian=gd["summary"], storage=self.storage.get() or {"sizes": {}, "home": str(self.home),
+                                                                                   "index_error": "measuring…"})
 
     def episodes(self, request: Request) -> Response:
         q = request.query_params
@@ -103,7 +111,7 @@ class Pages:
         return self.render(request, "digests.html", d=d, chart=chart)
 
     def guardian(self, request: Request) -> Response:
-        gd = data.guardian(self.home)
+        gd = self.guardian_log.get() or data.guardian_empty()
         return self.render(request, "guardian.html", g=gd, chart=_guardian_chart(gd))
 
     def style(self, request: Request) -> Response:
@@ -219,5 +227,7 @@ def build(home: Path, token: str, hosts: frozenset[str]) -> Guard:
         Route("/digests/{jid}/{act}", p.job, methods=["POST"]),
         Route("/static/style.css", p.style),
     ]
+    p.growth.refresh()  # warm up: the overview's slow figures start now, not at the first visit
+    p.storage.refresh()
     app = Starlette(routes=routes, exception_handlers={HTTPException: p.not_found, SophiaError: p.bad_input})
     return Guard(app, token, hosts)

@@ -40,6 +40,13 @@ def guardian(home: Path, days: int = 30) -> dict[str, Any]:
             "total": len(entries)}
 
 
+def guardian_empty() -> dict[str, Any]:
+    """What the guardian pages show while the log is still being read."""
+    from ..guardian import stats
+
+    return {"summary": stats.summarize([]), "recent": [], "unreadable": 0, "total": 0}
+
+
 def digests(home: Path) -> dict[str, Any]:
     from ..config_defaults import load
     from ..learning import ledger, queue
