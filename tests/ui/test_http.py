@@ -201,6 +201,8 @@ def test_detach_writes_a_private_record_and_stop_ends_it(state: dict[str, Any]) 
         conn.request("GET", "/", headers={"Cookie": f"s3ui={rec['url'].split('token=')[1]}"})
         assert conn.getresponse().status == 200
         conn.close()
+        again = json.loads(s3(["ui", "--detach", "--json"], env).stdout)  # one background viewer, not two
+        assert again["pid"] == rec["pid"] and again["url"] == rec["url"]
     finally:
         out = json.loads(s3(["ui", "stop", "--json"], env).stdout)
     assert out["stopped"] == rec["pid"] and wait_gone(rec["pid"]) and not record.exists()

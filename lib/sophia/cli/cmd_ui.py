@@ -65,6 +65,13 @@ def ui(
 def _detached(home: Any, host: str, port: int, json_out: bool) -> None:
     from ..ui import server
 
+    running = server.read_record(home)
+    if running is not None and server.alive_viewer(int(running.get("pid") or 0)):
+        if json_out:
+            emit_json(running)
+        else:
+            typer.echo(f"s3 ui: already running: {running['url']}  (pid {running['pid']}; `s3 ui stop` stops it)")
+        return
     try:
         rec = server.detach(home, host, port)
     except OSError as exc:
