@@ -3,7 +3,8 @@
 The state: `s3 init`; a session through hooks/session_end.sh (an episode with actions and errors);
 rules by `s3 learn` (one of them hostile HTML); facts, foresight, profile, causal links, procedures and a
 scene by `s3 apply extraction`; a deny and an ask by hooks/guardian_tier1.sh; a digest job by
-hooks/compact.sh with learning on.
+hooks/compact.sh with learning on; and, when the shared data is there, the real sessions of
+shared/data/transcripts read by `s3 backfill` (their episodes, fixes and procedures).
 """
 
 from __future__ import annotations
@@ -65,13 +66,15 @@ def build_state(tmp: Path) -> dict[str, Any]:
     env = env_for(tmp)
     home = tmp / ".sophia"
     s3(["init"], env)
+    _backfill_shared(tmp, env)
     project = tmp / "proj"
     project.mkdir()
     transcript = tmp / "t.jsonl"
     transcript.write_text((FIX / "lifecycle" / "transcript_basic.jsonl").read_text().replace("@PROJECT@", str(tmp)))
     hook("session_end.sh", {"session_id": SID, "transcript_path": str(transcript), "cwd": str(project),
                             "hook_event_name": "SessionEnd", "reason": "other"}, env)
-    episode = json.loads(next((home / "episodes").glob("ep_*.json")).read_text())
+    episode = next(e for e in (json.loads(p.read_text()) for p in (home / "episodes").glob("ep_*.json"))
+                   if e["session_id"] == SID)
     rules = {}
     for text in (DOCKER_RULE, HOSTILE_RULE):
         rules[text] = json.loads(s3(["learn", text, "--json"], env).stdout)["rule"]["id"]
@@ -88,6 +91,21 @@ def build_state(tmp: Path) -> dict[str, Any]:
                         "hook_event_name": "PreCompact", "trigger": "auto", "custom_instructions": ""}, env)
     _set_config(home, learning_enabled=False)
     return {"env": env, "home": home, "episode": episode["id"], "rules": rules, "transcript": str(transcript)}
+
+
+def _backfill_shared(tmp: Path, env: dict[str, str]) -> None:
+    """`s3 backfill --from` a folder laid out as ~/.claude/projects (a link per shared transcript)."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from shared_data import shared_path
+
+    src = shared_path("data/transcripts")
+    if not src.is_dir():
+        return
+    for f in sorted(src.glob("*.jsonl")):
+        owner, _, rest = f.name.partition("__")
+        (tmp / "projects" / owner).mkdir(parents=True, exist_ok=True)
+        (tmp / "projects" / owner / rest.partition("__")[2]).symlink_to(f)
+    s3(["backfill", "--from", str(tmp / "projects"), "--no-digest"], env)
 
 
 class Server:

@@ -104,7 +104,7 @@ def test_search_with_as_of_and_open_an_episode(browser: Browser, state: dict[str
     page.press("input[name=q]", "Enter")
     page.wait_for_load_state()
     assert HOSTILE[0] in page.inner_text(".results h2")
-    page.locator("ol.timeline a").first.click()
+    page.locator("ol.timeline").get_by_role("link", name="Please write my notes file about fishing").click()
     page.wait_for_load_state()
     text = page.inner_text("main")
     for part in ("Actions", "Errors", "Outcome", "Heuristics", "Links", "transcript", state["episode"]):

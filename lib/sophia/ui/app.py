@@ -59,17 +59,18 @@ class Pages:
 
     def overview(self, request: Request) -> Response:
         sm = data.self_model(self.home)
-        g = self.growth.get() or {"weeks": [], "trend_line": None, "episodes": None}
+        g = self.growth.get() or {"weeks": [], "trend_line": None, "episodes": None, "projects": []}
         caps = sorted(sm.get("capabilities", {}).items(), key=lambda kv: -kv[1]["proficiency"])
         weeks = [w["week"] for w in g["weeks"]]
         growth_chart = charts.lines(weeks, {"success rate": [w["success_rate"] for w in g["weeks"]],
                                             "failure rate (tool calls)": [w["failure_rate"] for w in g["weeks"]]},
                                     top=1.0, title="per week")
+        by_project = _per_project_chart(g["projects"], weeks)
         steps_chart = charts.bars(weeks, [w["steps_per_episode"] or 0 for w in g["weeks"]], "steps per episode")
         caps_chart = charts.bars([n for n, _ in caps][:12], [r["proficiency"] for _, r in caps][:12], "proficiency")
         gd = self.guardian_log.get() or data.guardian_empty()
         return self.render(request, "overview.html", sm=sm, caps=caps, growth=g, growth_chart=growth_chart,
-                           steps_chart=steps_chart, caps_chart=caps_chart, guardian_chart=_guardian_chart(gd),
+                           steps_chart=steps_chart, caps_chart=caps_chart, by_project=by_project, guardian_chart=_guardian_chart(gd),
                            guardian=gd["summary"], storage=self.storage.get() or {"sizes": {}, "home": str(self.home),
                                                                                    "index_error": "measuring…"})
 
@@ -186,6 +187,15 @@ class Pages:
 
     def bad_input(self, request: Request, exc: Exception) -> Response:
         return self.render(request, "error.html", status=400, title="Cannot do that", message=str(exc))
+
+
+def _per_project_chart(projects: list[dict[str, Any]], weeks: list[str]) -> Any:
+    """Success per week in the busiest projects: what the kit got better (or worse) at, over time."""
+    series = {}
+    for p in projects:
+        rate = {w["week"]: w["success_rate"] for w in p["weeks"]}
+        series[Path(p["project"]).name or p["project"]] = [rate.get(w) for w in weeks]
+    return charts.lines(weeks, series, top=1.0, title="success per week by project")
 
 
 def _guardian_chart(gd: dict[str, Any]) -> Any:

@@ -47,12 +47,13 @@ def stacked_bars(labels: list[str], series: dict[str, list[float]], title: str =
     step = (W - PAD_L - 8) / len(labels)
     scale = (H - PAD_B - PAD_T) / top
     parts = [_axis(top)]
+    bw = min(step * 0.7, 48.0)
     for i in range(len(labels)):
         y = float(H - PAD_B)
         for n, (name, vals) in enumerate(series.items()):
             h = vals[i] * scale
             y -= h
-            parts.append(f'<rect x="{PAD_L + i * step + step * 0.15:.1f}" y="{y:.1f}" width="{step * 0.7:.1f}" '
+            parts.append(f'<rect x="{PAD_L + i * step + (step - bw) / 2:.1f}" y="{y:.1f}" width="{bw:.1f}" '
                          f'height="{h:.1f}" fill="{COLOURS[n % len(COLOURS)]}"><title>{escape(labels[i])} '
                          f'{escape(name)}: {_num(vals[i])}</title></rect>')
     parts.append(_xlabels(labels, step, step / 2))

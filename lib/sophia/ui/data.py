@@ -22,14 +22,20 @@ def self_model(home: Path) -> dict[str, Any]:
     return load_model(paths.self_model_path(home), SelfModel, _default_self_model).model_dump(mode="json")
 
 
-def growth(home: Path) -> dict[str, Any]:
-    """All projects' episodes per week (learning/metrics), and the 4-week trend ``s3 status`` shows."""
+def growth(home: Path, top: int = 4) -> dict[str, Any]:
+    """Episodes per week (learning/metrics: all projects, and the busiest ``top`` ones apart) and the
+    4-week trend ``s3 status`` shows."""
     from ..learning import metrics
 
     rs = metrics.rows(home)
     metrics.mark_repeats(rs)
-    return {"weeks": metrics.weekly(rs)[-26:], "trend": metrics.trend(rs), "episodes": len(rs),
-            "trend_line": metrics.trend_line(metrics.trend(rs))}
+    by_project: dict[str, list[dict[str, Any]]] = {}
+    for r in rs:
+        by_project.setdefault(r["project"] or "(no project)", []).append(r)
+    busiest = sorted(by_project.items(), key=lambda kv: -len(kv[1]))[:top]
+    tr = metrics.trend(rs)
+    return {"weeks": metrics.weekly(rs)[-26:], "trend": tr, "episodes": len(rs), "trend_line": metrics.trend_line(tr),
+            "projects": [{"project": p, "weeks": metrics.weekly(g)} for p, g in busiest]}
 
 
 def guardian(home: Path, days: int = 30) -> dict[str, Any]:
