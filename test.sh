@@ -25,6 +25,7 @@ as_root() { if [[ $(id -u) -eq 0 ]]; then "$@"; else sudo "$@"; fi; }
 install_system() {
   local missing=()
   for tool in bats jq shellcheck; do command -v "$tool" >/dev/null 2>&1 || missing+=("$tool"); done
+  [[ -x /usr/bin/chromium ]] || missing+=(chromium)  # tests/ui/test_browser.py drives Debian's build
   ((${#missing[@]})) || return 0
   say "installing ${missing[*]} (apt)"
   as_root apt-get update -qq

@@ -30,8 +30,8 @@ ORDER = [
     "embed", "ingest", "guardian", "memory", "identity_md",
     # the learning loop: the digest's condensed input, zero-token learners, the digest queue and worker
     "learning",
-    # entry points: hook modules, the s3 CLI, the installer's helpers, the LoCoMo evaluation
-    "hooks", "install", "evaluation", "cli",
+    # entry points: hook modules, the installer's helpers, the LoCoMo evaluation, the web viewer, the s3 CLI
+    "hooks", "install", "evaluation", "ui", "cli",
 ]
 
 
