@@ -69,7 +69,7 @@ def test_a_weak_match_gets_one_short_line() -> None:
     lines = text.splitlines()
     head = f"- [{ep['id']}] episode, 2 days ago, PARTIAL: "
     assert len(lines) == 2 and lines[1].startswith(head)
-    assert len(lines[1]) <= len(head) + context.TEXT_CHARS[0] + 4, lines[1]
+    assert len(lines[1]) <= len(head) + context.POINTER_CHARS + 4, lines[1]
 
 
 def _turn(i: int, rel: float, text: str) -> dict[str, Any]:
@@ -244,3 +244,14 @@ def test_the_error_hit_most_only_when_nothing_better_is_known() -> None:
     assert context.episode_lines(card, "- [ep_a] today", 3)[1] == "  hit: Bash make: missing headers (x3)"
     lines = context.episode_lines({**card, "files": ["mod.c"]}, "- [ep_a] today", 3)
     assert lines[1:] == ["  files: mod.c"]
+
+
+def test_a_weak_lesson_keeps_both_halves_a_weak_turn_is_a_pointer() -> None:
+    """A procedure that barely passes says its trigger and its fix; a conversation turn just as weak is
+    a short pointer (seen on real sessions: '... fails with `Err…' said nothing of the fix)."""
+    proc = {"id": "proc_1", "type": "procedure", "relevance": 0.43, "event_time": "2025-08-17T10:00:00Z",
+            "text": "when `claude config get agents` fails with `Error: unknown key`: run `claude agents list`"}
+    turn = _turn(1, 0.43, LONG)
+    lines = _render([proc, turn], floor=0.42).splitlines()
+    assert lines[1].endswith("run `claude agents list`"), lines[1]
+    assert len(lines[2]) <= len("- [turn:chat:D1:1] turn, 7 days ago: ") + context.RAW_POINTER_CHARS["turn"] + 2

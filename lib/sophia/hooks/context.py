@@ -24,12 +24,16 @@ __all__ = ["HOOK_TEXT_CAP", "ago", "episode_lines", "fit", "memory_items", "one_
 # sessions and conversations last.
 KIND_ORDER = ("rule", "procedure", "causal", "foresight", "fact", "profile", "scene", "episode", "memcell", "turn")
 # By relevance (``strength``, 0 at the gate, 1 for a perfect match) the budget grows at three levels:
-# - an item's first line says TEXT_CHARS[0] characters after its id and kind (a weak match: a pointer
-#   the model can follow with `s3 recall`) up to TEXT_CHARS[1] (a strong one);
+# - an item's first line says POINTER_CHARS characters after its id and kind (a weak match: a pointer
+#   the model can follow with `s3 recall`) up to TEXT_CHARS (a strong one); a lesson or an episode
+#   needs both its halves (trigger -> fix, what was done -> what came of it) even as a pointer, a raw
+#   turn of a conversation does not;
 # - a stronger item earns more lines (an episode's lesson, why, files and commands);
 # - the whole text gets MAX_INJECT_CHARS times the best item's strength, never less than half of it.
 LINES_BY_STRENGTH = ((0.34, 1), (0.67, 2), (1.01, 3))
-TEXT_CHARS = (48, 200)
+TEXT_CHARS = 200
+POINTER_CHARS = 96
+RAW_POINTER_CHARS = {"turn": 48, "memcell": 48}
 DETAIL_CHARS = 200  # an episode's lesson / why / files line
 MAX_INJECT_CHARS = 1200
 MIN_BUDGET_SHARE = 0.5
@@ -111,13 +115,13 @@ def _meta(it: dict[str, Any]) -> dict[str, Any]:
     return it["meta"] if isinstance(it.get("meta"), dict) else {}
 
 
-def text_chars(strength_: float) -> int:
-    """How much of an item's text its first line says, by its strength (after the id and kind)."""
-    lo, hi = TEXT_CHARS
-    return int(lo + (hi - lo) * max(0.0, min(1.0, strength_)))
+def text_chars(strength_: float, kind: str = "") -> int:
+    """How much of an item's text its first line says, by its strength and kind (after the id and kind)."""
+    lo = RAW_POINTER_CHARS.get(kind, POINTER_CHARS)
+    return int(lo + (TEXT_CHARS - lo) * max(0.0, min(1.0, strength_)))
 
 
-def episode_lines(card: dict[str, Any], head: str, n: int, room: int = TEXT_CHARS[1]) -> list[str]:
+def episode_lines(card: dict[str, Any], head: str, n: int, room: int = TEXT_CHARS) -> list[str]:
     """An episode in ``n`` lines at most: ``head`` (id, age, outcome) with what was done and what came
     of it in ``room`` characters, then, as room allows: the lesson, why the outcome is not SUCCESS,
     files and commands, the error hit most (only when none of the others is known)."""
@@ -160,7 +164,7 @@ def item_bits(it: dict[str, Any], now: datetime) -> str:
 
 
 def item_lines(it: dict[str, Any], n: int, now: datetime, bits: str | None = None,
-               room: int = TEXT_CHARS[1]) -> list[str]:
+               room: int = TEXT_CHARS) -> list[str]:
     """One item in at most ``n`` lines, starting ``- [id]``, then ``bits`` (``item_bits`` when None; ''
     under a group header that already says them), then ``room`` characters of what it says."""
     bits = item_bits(it, now) if bits is None else bits
@@ -218,7 +222,7 @@ def render_items(items: list[dict[str, Any]], *, floor: float, title: str, now: 
     out, size, last = [title], len(title), None
     for i, (it, st, bits) in enumerate(entries):
         grouped = bits and (bits == last or (i + 1 < len(entries) and entries[i + 1][2] == bits))
-        lines = item_lines(it, lines_for(st), now, "" if grouped else bits, text_chars(st))
+        lines = item_lines(it, lines_for(st), now, "" if grouped else bits, text_chars(st, str(it.get("type") or "")))
         if grouped and bits != last:
             header = _group_header(bits)
             if len(header) + len(lines[0]) + 2 > max_chars - size:
