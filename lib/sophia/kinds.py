@@ -51,7 +51,8 @@ def one_line(text: Any, limit: int) -> str:
 
 
 # Where a kind's objects live (each store has one loader and one remover in sophia.memory.manage).
-STORES = ("episodes", "rules", "memory", "conversations")
+# "claude_code": Claude Code's own files, indexed read-only (sophia.memory.claude_code), never ours to change.
+STORES = ("episodes", "rules", "memory", "conversations", "claude_code")
 
 
 class Maker:
@@ -337,6 +338,9 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
     Kind("scene", "scenes", "memory", "scene_", "clusters of related memories", scoped=True),
     Kind("turn", "turns", "conversations", "turn:", "turns of ingested conversations (s3 ingest)",
          injected=False, scoped=True, listed=False),
+    Kind("cc_memory", "cc_memory", "claude_code", "cc_",
+         "Claude Code's own auto memory and CLAUDE.md files, indexed read-only (never injected: it loads them itself)",
+         injected=False, listed=False),
 )}
 
 
@@ -378,8 +382,10 @@ def extracted() -> list[Kind]:
     return [k for k in KINDS.values() if k.build is not None and k.contract_field]
 
 
-def injected_types() -> list[str]:
-    return [k.name for k in KINDS.values() if k.injected]
+def injected_types(include_ingested: bool = False) -> list[str]:
+    """The kinds the hooks inject; ``include_ingested`` adds the ingested conversations' (never
+    Claude Code's own memory: it loads that itself)."""
+    return [k.name for k in KINDS.values() if k.injected or (include_ingested and k.store == "conversations")]
 
 
 def scoped_types() -> frozenset[str]:
