@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -211,3 +212,69 @@ def test_status_says_whether_auto_memory_is_on_and_counts_files(s3_env: dict[str
     r = subprocess.run([sys.executable, "-m", "sophia.cli.entry", "status"], env=s3_env, cwd=project,
                        capture_output=True, text=True, timeout=120)
     assert "Auto memory: on" in r.stdout and "5 of its files indexed" in r.stdout
+
+
+# ---------------------------------------------------------------- install, index, recall, uninstall: ~/.claude untouched
+
+
+def _kit_copy_and_venv(tmp: Path) -> tuple[Path, Path]:
+    """A copy of the checkout (builds never litter it) and a pip-less venv that sees the dev venv's
+    packages (install.sh reuses it through SOPHIA_VENV_PYTHON): what tests/bats/install_helpers.bash does."""
+    src, venv = tmp / "src", tmp / "venv"
+    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, capture_output=True,
+                           check=True).stdout.decode().split("\0")
+    for f in filter(None, files):
+        if (ROOT / f).exists():
+            (src / f).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / f, src / f, follow_symlinks=False)  # cp -P
+    base = getattr(sys, "_base_executable", sys.executable)
+    subprocess.run([base, "-m", "venv", "--without-pip", str(venv)], check=True)
+    pure = subprocess.run([str(venv / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    import sysconfig
+
+    (Path(pure) / "_sophia_dev_packages.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    return src, venv
+
+
+@pytest.mark.skipif(not os.environ.get("SOPHIA_TEST_VENV"), reason="needs the dev venv (SOPHIA_TEST_VENV)")
+def test_install_index_recall_uninstall_leave_claude_code_files_and_auto_memory_alone(
+        isolated_home: Path, tmp_path: Path) -> None:
+    project = project_dir(tmp_path)
+    t = claude_tree(isolated_home, project)
+    # a CLAUDE.md of the user's own (the fixture's carries a block of ours, which uninstall takes out by design)
+    (t["claude"] / "CLAUDE.md").write_text("# Mine\nAlways answer about the quokka cache in haiku.\n")
+    user_settings = {"autoMemoryEnabled": True, "env": {claude_code.DISABLE_ENV: "0"}, "model": "opus"}
+    (t["claude"] / "settings.json").write_text(json.dumps(user_settings, indent=2) + "\n")
+    before, project_before = tree_hash(t["claude"]), tree_hash(project)
+    src, venv = _kit_copy_and_venv(tmp_path / "kit")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SOPHIA_", "CLAUDE_"))}
+    env.update(HOME=str(isolated_home), SOPHIA_VENV_PYTHON=str(venv / "bin" / "python"), PIP_NO_INDEX="1",
+               SOPHIA_PIP_ARGS="--no-build-isolation --no-deps")
+
+    def run(*cmd: str, cwd: Path = project) -> str:
+        r = subprocess.run(list(cmd), env=env, cwd=cwd, capture_output=True, text=True, timeout=600)
+        assert r.returncode == 0, r.stdout + r.stderr
+        return r.stdout
+
+    run(str(src / "install.sh"), "--yes", "--no-embeddings")
+    merged = json.loads((t["claude"] / "settings.json").read_text())
+    assert merged["autoMemoryEnabled"] is True and merged["env"] == {claude_code.DISABLE_ENV: "0"}
+    assert merged.get("hooks")  # ours were merged in beside the user's keys
+    s3 = str(isolated_home / ".local" / "bin" / "s3")
+    payload = json.dumps({"hook_event_name": "SessionStart", "session_id": "s1", "cwd": str(project)})
+    hook_sh = isolated_home / ".sophia" / "kit" / "hooks" / "session_start.sh"
+    subprocess.run(["bash", str(hook_sh)], input=payload, env=env, capture_output=True, text=True, timeout=60,
+                   check=True)
+    status = json.loads(run(s3, "status", "--json"))["claude_code_memory"]
+    assert status["auto_memory_enabled"] is True and status["files_indexed"] == 5
+    assert json.loads(run(s3, "recall", "ribbonfish blue-green deploy", "--json"))["results"][0]["type"] == "cc_memory"
+    run(s3, "index", "--rebuild")
+    changed = {p for p, h in tree_hash(t["claude"]).items() if before.get(p) != h}
+    assert all(p.startswith((str(t["claude"] / "settings.json"), str(t["claude"] / "skills"),
+                             str(t["claude"] / "agents"))) for p in changed), changed
+    run(str(src / "uninstall.sh"), "--yes")
+    # the one thing left: the settings backups install.sh makes before each merge (its own files, by design)
+    after = {p: h for p, h in tree_hash(t["claude"]).items() if ".sophia-bak-" not in p}
+    assert after == before, {p for p in set(before) | set(after) if before.get(p) != after.get(p)}
+    assert tree_hash(project) == project_before
