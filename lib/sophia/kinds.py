@@ -90,7 +90,8 @@ class Kind:
         """The kind's file under the state home (for messages and docs)."""
         return {"episodes": "episodes/<id>.json", "rules": "semantic_rules.json",
                 "memory": f"memory/{self.plural}.json",
-                "conversations": "memory/conversations/<source>.jsonl"}[self.store]
+                "conversations": "memory/conversations/<source>.jsonl",
+                "claude_code": "Claude Code's own files (read only)"}[self.store]
 
     @property
     def added_key(self) -> str:

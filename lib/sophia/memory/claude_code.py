@@ -84,20 +84,20 @@ def auto_memory(project: str | None = None) -> dict[str, Any]:
 
 
 def _md_files(folder: str) -> list[str]:
+    """The Markdown files of a memory folder and of its ``team/`` subfolder (one scandir each)."""
     out = []
-    for sub in ("", "team"):
-        d = os.path.join(folder, sub) if sub else folder
+    for d in (folder, os.path.join(folder, "team")):
         try:
-            names = os.listdir(d)
+            with os.scandir(d) as it:
+                out += sorted(e.path for e in it if e.name.endswith(".md") and e.is_file())
         except OSError:
             continue
-        out += [os.path.join(d, n) for n in sorted(names) if n.endswith(".md")]
-    return [p for p in out if os.path.isfile(p)]
+    return out
 
 
-def claude_md_candidates(project: str | None) -> list[str]:
+def claude_md_candidates(project: str | None, base: str | None = None) -> list[str]:
     """The CLAUDE.md files Claude Code reads for ``project`` (user's first), whether they exist or not."""
-    out = [os.path.join(claude_dir(), "CLAUDE.md")]
+    out = [os.path.join(base or claude_dir(), "CLAUDE.md")]
     if project:
         out += [os.path.join(project, "CLAUDE.md"), os.path.join(project, ".claude", "CLAUDE.md"),
                 os.path.join(project, "CLAUDE.local.md")]
@@ -105,28 +105,30 @@ def claude_md_candidates(project: str | None) -> list[str]:
 
 
 def sources(projects: list[str]) -> list[tuple[str, str, str | None]]:
-    """(path, role, project) of every file to index: each known project's auto memory and CLAUDE.md
-    files, the user's CLAUDE.md, and the memory folders of projects we do not know (project None)."""
+    """(path, role, project) of every file to index: every memory folder under ``~/.claude/projects``
+    (project None when the kit does not know it), the folder ``autoMemoryDirectory`` names, the
+    user's CLAUDE.md and each known project's CLAUDE.md files."""
     seen: dict[str, tuple[str, str, str | None]] = {}
-    base = os.path.join(claude_dir(), "projects")
+    base = claude_dir()
     by_slug = {slug(p): p for p in projects}
     try:
-        slugs = sorted(os.listdir(base))
+        with os.scandir(os.path.join(base, "projects")) as it:
+            slugs = sorted(e.name for e in it if e.is_dir())
     except OSError:
         slugs = []
     for s in slugs:
-        for p in _md_files(os.path.join(base, s, "memory")):
-            seen.setdefault(p, (p, "auto_memory", by_slug.get(s)))
+        for p in _md_files(os.path.join(base, "projects", s, "memory")):
+            seen[p] = (p, "auto_memory", by_slug.get(s))
+    directory = auto_memory(None)["directory"]  # a user setting: one folder for every project
+    for p in _md_files(directory) if directory else []:
+        seen.setdefault(p, (p, "auto_memory", None))
+    user_md = os.path.join(base, "CLAUDE.md")
+    if os.path.isfile(user_md):
+        seen[user_md] = (user_md, "claude_md", None)
     for project in projects:
-        directory = auto_memory(project)["directory"]
-        if directory:
-            for p in _md_files(directory):
-                seen.setdefault(p, (p, "auto_memory", project))
-    user_md = claude_md_candidates(None)[0]
-    for where in [None, *projects]:
-        for p in claude_md_candidates(where):
+        for p in claude_md_candidates(project, base)[1:]:
             if os.path.isfile(p):
-                seen.setdefault(p, (p, "claude_md", None if p == user_md else where))
+                seen.setdefault(p, (p, "claude_md", project))
     return list(seen.values())
 
 
@@ -239,18 +241,21 @@ def stale_for(home: Path, project: str | None) -> bool:
 
 
 def known_projects(home: Path, extra: list[str] | None = None) -> list[str]:
-    """The projects the kit has seen (its episodes' and the last refresh's), plus ``extra``."""
+    """The projects the kit has seen (its episodes' and the last refresh's), plus ``extra``. The episode
+    index (up to 1000 entries) is read only when it changed since the last refresh."""
     from .. import paths
 
-    found: list[str] = list(extra or [])
-    try:
-        with open(paths.episode_index_path(home), encoding="utf-8") as fh:
-            index = json.load(fh)
-        entries = index.get("entries") if isinstance(index, dict) else None
-    except (OSError, ValueError):
-        entries = None
-    found += [e["project"] for e in entries or [] if isinstance(e, dict) and isinstance(e.get("project"), str)]
-    found += [p for p in read_state(home).get("projects") or [] if isinstance(p, str)]
+    st = read_state(home)
+    found: list[str] = list(extra or []) + [p for p in st.get("projects") or [] if isinstance(p, str)]
+    ip = paths.episode_index_path(home)
+    if _mtime(str(ip)) != st.get("episode_index_mtime") or not st:
+        try:
+            with open(ip, encoding="utf-8") as fh:
+                index = json.load(fh)
+            entries = index.get("entries") if isinstance(index, dict) else None
+        except (OSError, ValueError):
+            entries = None
+        found += [e["project"] for e in entries or [] if isinstance(e, dict) and isinstance(e.get("project"), str)]
     return sorted({p for p in found if p and os.path.isabs(p)})
 
 
@@ -272,13 +277,17 @@ def items(home: Path, projects: list[str] | None = None) -> list[dict[str, Any]]
 def refresh(home: Path, extra_projects: list[str] | None = None, force: bool = False) -> dict[str, Any]:
     """Bring the index's ``cc_memory`` items up to date with the files when they changed (by mtime):
     changed files re-indexed, vanished ones dropped. Returns {"changed", "indexed", "removed"}."""
+    from .. import paths
+
     projects = known_projects(home, extra_projects)
     srcs = sources(projects)
     files = {p: _mtime(p) for p, _, _ in srcs}
     dirs = _watched_dirs(projects)
+    index_mtime = _mtime(str(paths.episode_index_path(home)))
 
     def unchanged(st: dict[str, Any]) -> bool:
-        return files == st.get("files") and dirs == st.get("dirs") and projects == st.get("projects")
+        return (files == st.get("files") and dirs == st.get("dirs") and projects == st.get("projects")
+                and index_mtime == st.get("episode_index_mtime"))
 
     if not force and unchanged(read_state(home)):  # the common case: no lock, no index
         return {"changed": False, "indexed": len(files), "removed": 0}
@@ -295,6 +304,7 @@ def refresh(home: Path, extra_projects: list[str] | None = None, force: bool = F
         from ..timeutil import iso
 
         write_json_atomic(state_path(home), {"files": files, "dirs": dirs, "projects": projects,
+                                             "episode_index_mtime": index_mtime,
                                              "counts": counts, "refreshed_at": iso()})
     return {"changed": True, "indexed": len(new), "removed": removed, "counts": counts}
 

@@ -30,6 +30,7 @@ from ..errors import BadInput, SophiaError
 FORMAT = "sophia-memory-export"
 VERSION = 1
 Progress = Callable[[int, int, str], None]
+BIG = 500  # an import of this many items or more reports its progress every BIG items
 _STEM = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 
 
@@ -155,11 +156,11 @@ def _objects(value: Any, where: str) -> list[dict[str, Any]]:
 def _check_items(kind_name: str, objs: list[dict[str, Any]], where: str) -> None:
     from ..index.store import normalize
 
+    if kinds.get(kind_name) is None:  # a memory stem no kind names: kept as it is, never indexed
+        return
     for obj in objs:
         try:
-            item = _index_item(kind_name, obj)
-            if kinds.get(str(item.get("type"))) is not None:
-                normalize(item)
+            normalize(_index_item(kind_name, obj))
         except (ValueError, TypeError, KeyError) as exc:
             raise BadInput(f"{where}: item {obj.get('id')!r}: {exc}") from None
 
@@ -182,6 +183,8 @@ def _check_sections(doc: dict[str, Any]) -> None:
         if not _STEM.match(stem):
             raise BadInput(f"memory: {stem!r} is not a memory file name")
         kind = kinds.by_plural(stem)
+        if kind is not None and kind.store != "memory":
+            raise BadInput(f"memory: {stem!r} is not kept in memory/ (it is {kind.file})")
         _check_items(kind.name if kind else stem, _objects(items, f"memory.{stem}"), f"memory.{stem}")
     for source, turns in doc.get("conversations", {}).items():
         if safe_source(source) != source:
@@ -256,7 +259,7 @@ class Merge:
 
     def tick(self, label: str) -> None:
         self.done += 1
-        if self.progress and (self.done % 500 == 0 or self.done == self.total):
+        if self.progress and self.total >= BIG and (self.done % BIG == 0 or self.done == self.total):
             self.progress(self.done, self.total, label)
 
 
