@@ -159,6 +159,11 @@ def test_forget_refuses_and_rebuild_reindexes(s3_env: dict[str, str], isolated_h
     r = run_s3(["index", "--rebuild", "--json"], s3_env)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["by_type"].get("cc_memory") == 5
+    from sophia.index import rebuild  # what `s3 doctor --repair` runs: our files only, a new index.db
+
+    assert "cc_memory" not in rebuild.rebuild(sophia_home)["by_type"]
+    assert claude_code.stale_for(sophia_home, str(project))  # the hook would refill it
+    assert recall(s3_env, "axolotl parser make")[0]["id"] == cid  # and so does s3 recall
 
 
 # ---------------------------------------------------------------- recall finds them, the hooks never inject them

@@ -43,6 +43,11 @@ ITEM_KEYS = ("id", "type", "text", "project", "timestamp", "event_time", "source
 MAX_RULE_CHARS = 1000
 MAX_DOMAIN_CHARS = 80
 
+# The markers around the System 3 block in a CLAUDE.md: sophia.identity_md writes it, and the cc_memory
+# kind (sophia.memory.claude_code) leaves it out of a CLAUDE.md it indexes (the rules in it are ours).
+CLAUDE_MD_BEGIN = "<!-- sophia-system3:begin -->"
+CLAUDE_MD_END = "<!-- sophia-system3:end -->"
+
 
 def one_line(text: Any, limit: int) -> str:
     """``text`` on one line, at most ``limit`` characters (an ellipsis marks a cut)."""

@@ -1,8 +1,7 @@
 """Rebuild the index from the files (the source of truth). Standard library only.
 
-Reads ``episodes/*.json``, ``semantic_rules.json``, ``memory/<kind>.json`` (``{"items": [...]}``),
-``memory/conversations/*.jsonl`` and, read only, Claude Code's own memory files and CLAUDE.md
-(:mod:`sophia.memory.claude_code`), builds a fresh database next to the old one and swaps it
+Reads ``episodes/*.json``, ``semantic_rules.json``, ``memory/<kind>.json`` (``{"items": [...]}``)
+and ``memory/conversations/*.jsonl``, builds a fresh database next to the old one and swaps it
 in atomically. Vectors whose item text is unchanged are carried over from the old database
 (so a rebuild never re-embeds), when the old database is readable.
 """
@@ -66,13 +65,10 @@ def iter_items(home: Path, skipped: list[str]) -> Iterator[tuple[str, list[dict[
             skipped.append(f"{p}: {exc}")
     for p in conversation_files(home):
         yield f"conversations/{p.name}", read_conversation(p)
-    from ..memory import claude_code  # Claude Code's own files, read only
-
-    yield "Claude Code's memory and CLAUDE.md", claude_code.items(home)
 
 
 def count_sources(home: Path) -> int:
-    return len(_episode_files(home)) + 1 + len(_memory_files(home)) + len(conversation_files(home)) + 1
+    return len(_episode_files(home)) + 1 + len(_memory_files(home)) + len(conversation_files(home))
 
 
 def _carry_vectors(old: Path, conn: sqlite3.Connection) -> int:

@@ -9,9 +9,10 @@ a write, rename or delete under ``~/.claude`` or in a project. Each file is one 
 CLAUDE.md, :mod:`sophia.identity_md`, is left out: it is already memory of ours). The hooks never
 inject them (Claude Code loads them itself); ``s3 recall`` and the subagents find them.
 
-Refreshed when stale, by mtime: :func:`refresh` (``s3 recall``, ``s3 index --rebuild`` through
-:func:`items`, and a detached run the SessionStart hook starts when :func:`stale_for` says so,
-a few ``stat`` calls). What was indexed is recorded in ``<home>/cc_memory.json``.
+Refreshed when stale, by mtime: :func:`refresh` (``s3 recall``, ``s3 status``, ``s3 index --rebuild``,
+and a detached run the SessionStart hook starts when :func:`stale_for` says so, a few ``stat`` calls).
+What was indexed is recorded in ``<home>/cc_memory.json``, with the identity (inode) of the index.db it
+went into: an index rebuilt or repaired from our own files (which do not hold these) is refilled.
 """
 
 from __future__ import annotations
@@ -155,7 +156,8 @@ def frontmatter(text: str) -> tuple[dict[str, str], str]:
 
 
 def _without_our_block(text: str) -> str:
-    from ..identity_md import BEGIN, END
+    from ..kinds import CLAUDE_MD_BEGIN as BEGIN
+    from ..kinds import CLAUDE_MD_END as END
 
     start = text.find(BEGIN)
     end = text.find(END, start + 1) if start >= 0 else -1
@@ -214,6 +216,15 @@ def _mtime(path: str) -> int | None:
         return None
 
 
+def _index_id(home: Path) -> str | None:
+    """Which index.db this is (device and inode): a rebuild or a repair swaps in a new one, without our items."""
+    try:
+        st = os.stat(os.path.join(home, "index.db"))
+    except OSError:
+        return None
+    return f"{st.st_dev}:{st.st_ino}"
+
+
 def _folder_of(project: str) -> str:
     return os.path.join(claude_dir(), "projects", slug(project), "memory")
 
@@ -226,7 +237,7 @@ def stale_for(home: Path, project: str | None) -> bool:
     files = st.get("files")
     if not isinstance(files, dict):
         return True
-    if project and project not in (st.get("projects") or []):
+    if (project and project not in (st.get("projects") or [])) or _index_id(home) != st.get("index_id"):
         return True
     watched = [*claude_md_candidates(project)]
     folder = _folder_of(project) if project else ""
@@ -269,7 +280,7 @@ def _watched_dirs(projects: list[str]) -> dict[str, int | None]:
 
 
 def items(home: Path, projects: list[str] | None = None) -> list[dict[str, Any]]:
-    """Every file's index item (``s3 index --rebuild`` reads them through here)."""
+    """Every file's index item (``s3 list cc_memory``)."""
     projects = known_projects(home) if projects is None else projects
     return [it for it in (file_item(*src) for src in sources(projects)) if it is not None]
 
@@ -287,7 +298,7 @@ def refresh(home: Path, extra_projects: list[str] | None = None, force: bool = F
 
     def unchanged(st: dict[str, Any]) -> bool:
         return (files == st.get("files") and dirs == st.get("dirs") and projects == st.get("projects")
-                and index_mtime == st.get("episode_index_mtime"))
+                and index_mtime == st.get("episode_index_mtime") and _index_id(home) == st.get("index_id"))
 
     if not force and unchanged(read_state(home)):  # the common case: no lock, no index
         return {"changed": False, "indexed": len(files), "removed": 0}
@@ -304,7 +315,7 @@ def refresh(home: Path, extra_projects: list[str] | None = None, force: bool = F
         from ..timeutil import iso
 
         write_json_atomic(state_path(home), {"files": files, "dirs": dirs, "projects": projects,
-                                             "episode_index_mtime": index_mtime,
+                                             "episode_index_mtime": index_mtime, "index_id": _index_id(home),
                                              "counts": counts, "refreshed_at": iso()})
     return {"changed": True, "indexed": len(new), "removed": removed, "counts": counts}
 
