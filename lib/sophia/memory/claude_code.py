@@ -324,6 +324,8 @@ def _write_index(home: Path, new: list[dict[str, Any]]) -> int:
     """Upsert ``new``, delete the kind's other items; returns how many were deleted."""
     from ..index import db, store
 
+    if not new and _index_id(home) is None:
+        return 0  # nothing to index and no index: none is created
     conn = db.connect(home)
     try:
         keep = {it["id"] for it in new}
