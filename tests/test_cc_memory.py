@@ -153,6 +153,8 @@ def test_forget_refuses_and_rebuild_reindexes(s3_env: dict[str, str], isolated_h
     assert run_s3(["init"], s3_env).returncode == 0
     claude_code.refresh(sophia_home, [str(project)])
     cid = claude_code.item_id(str(project / "CLAUDE.md"))
+    listed = run_s3(["list", "cc_memory"], s3_env)
+    assert listed.returncode == 0 and f"- {cid} {project / 'CLAUDE.md'}: Build the axolotl parser" in listed.stdout
     r = run_s3(["forget", cid], s3_env)
     assert r.returncode == 2 and "read-only" in r.stderr and (project / "CLAUDE.md").exists()
     paths.index_db_path(sophia_home).unlink()

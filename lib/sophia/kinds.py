@@ -274,6 +274,11 @@ def _memcell_line(it: Item) -> str:
     return f"- {it.get('id')}{size} {text[:160] + '...' if len(text) > 160 else text}"
 
 
+def _cc_line(it: Item) -> str:
+    meta = it.get("meta") or {}
+    return f"- {it.get('id')} {meta.get('path')}: {one_line(it.get('text'), 120)}"
+
+
 # ---------------------------------------------------------------- builders (s3 apply extraction)
 
 
@@ -346,7 +351,7 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
          injected=False, scoped=True, listed=False),
     Kind("cc_memory", "cc_memory", "claude_code", "cc_",
          "Claude Code's own auto memory and CLAUDE.md files, indexed read-only (never injected: it loads them itself)",
-         injected=False, listed=False),
+         line=_cc_line, injected=False),
 )}
 
 
