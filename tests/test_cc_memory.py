@@ -44,6 +44,7 @@ def claude_tree(home: Path, project: Path) -> dict[str, Path]:
     mem.mkdir(parents=True)
     (mem / "MEMORY.md").write_text(f"- [{NAME}](ribbonfish.md) - blue-green only\n")
     (mem / "ribbonfish.md").write_text(MEMORY)
+    (mem / "token.md").write_text("---\nname: deploy token\ndescription: password=Hunter2Hunter2x\n---\nsee above\n")
     (cc / "CLAUDE.md").write_text("# Mine\nAlways answer about the quokka cache in haiku.\n"
                                   "<!-- sophia-system3:begin -->\nthe kit's own block: narwhal\n"
                                   "<!-- sophia-system3:end -->\n")
@@ -104,7 +105,9 @@ def test_items_read_frontmatter_strip_our_block_and_redact(isolated_home: Path, 
     secret = items[str(project / ".claude" / "CLAUDE.md")]
     assert "sk-live-abcdef0123456789abcdef" not in secret["text"] and "[REDACTED]" in secret["text"]
     assert str(project / "CLAUDE.md") in items and str(t["memory"] / "MEMORY.md") in items
-    assert len({it["id"] for it in items.values()}) == 5
+    assert len({it["id"] for it in items.values()}) == 6
+    token = items[str(t["memory"] / "token.md")]
+    assert "Hunter2Hunter2x" not in json.dumps(token) and "[REDACTED]" in token["meta"]["description"]
 
 
 def test_refresh_follows_changes_by_mtime_and_only_then(isolated_home: Path, sophia_home: Path,
@@ -115,7 +118,7 @@ def test_refresh_follows_changes_by_mtime_and_only_then(isolated_home: Path, sop
     p = str(project)
     assert claude_code.stale_for(sophia_home, p)
     first = claude_code.refresh(sophia_home, [p])
-    assert first["changed"] and first["indexed"] == 5
+    assert first["changed"] and first["indexed"] == 6
     assert not claude_code.stale_for(sophia_home, p) and not claude_code.refresh(sophia_home, [p])["changed"]
     f = t["memory"] / "ribbonfish.md"
     f.write_text(MEMORY.replace("blue-green", "canary"))
@@ -127,7 +130,7 @@ def test_refresh_follows_changes_by_mtime_and_only_then(isolated_home: Path, sop
     claude_code.refresh(sophia_home, [p])
     f.unlink()
     out = claude_code.refresh(sophia_home, [p])
-    assert out["removed"] == 1 and claude_code.indexed_count(sophia_home) == 5
+    assert out["removed"] == 1 and claude_code.indexed_count(sophia_home) == 6
 
 
 def test_the_staleness_check_costs_well_under_2_ms(isolated_home: Path, sophia_home: Path, tmp_path: Path) -> None:
@@ -160,7 +163,7 @@ def test_forget_refuses_and_rebuild_reindexes(s3_env: dict[str, str], isolated_h
     paths.index_db_path(sophia_home).unlink()
     r = run_s3(["index", "--rebuild", "--json"], s3_env)
     assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout)["by_type"].get("cc_memory") == 5
+    assert json.loads(r.stdout)["by_type"].get("cc_memory") == 6
     from sophia.index import rebuild  # what `s3 doctor --repair` runs: our files only, a new index.db
 
     assert "cc_memory" not in rebuild.rebuild(sophia_home)["by_type"]
@@ -182,7 +185,7 @@ def test_session_start_refreshes_detached_recall_finds_prompt_hook_never_injects
                                     "source": "startup"}, s3_env)
     assert "ribbonfish" not in out
     state = claude_code.state_path(sophia_home)
-    assert wait_for(lambda: state.exists() and claude_code.indexed_count(sophia_home) == 5, 30)
+    assert wait_for(lambda: state.exists() and claude_code.indexed_count(sophia_home) == 6, 30)
     assert str(project) in json.loads(state.read_text())["projects"]
     # s3 recall (what the subagents run) finds Claude Code's memory, with its file as source
     hits = recall(s3_env, "how do we deploy the ribbonfish service blue-green", "--project", str(project))
@@ -209,7 +212,7 @@ def test_status_says_whether_auto_memory_is_on_and_counts_files(s3_env: dict[str
         return json.loads(r.stdout)["claude_code_memory"]
 
     on = status(s3_env)
-    assert on["auto_memory_enabled"] is True and on["files_indexed"] == 5 and on["project"] == str(project)
+    assert on["auto_memory_enabled"] is True and on["files_indexed"] == 6 and on["project"] == str(project)
     (project / ".claude" / "settings.local.json").write_text(json.dumps({"autoMemoryEnabled": False}))
     off = status(s3_env)
     assert off["auto_memory_enabled"] is False and "settings.local.json" in off["why"]
@@ -218,7 +221,7 @@ def test_status_says_whether_auto_memory_is_on_and_counts_files(s3_env: dict[str
     assert off["auto_memory_enabled"] is False and claude_code.DISABLE_ENV in off["why"]
     r = subprocess.run([sys.executable, "-m", "sophia.cli.entry", "status"], env=s3_env, cwd=project,
                        capture_output=True, text=True, timeout=120)
-    assert "Auto memory: on" in r.stdout and "5 of its files indexed" in r.stdout
+    assert "Auto memory: on" in r.stdout and "6 of its files indexed" in r.stdout
 
 
 # ---------------------------------------------------------------- install, index, recall, uninstall: ~/.claude untouched
@@ -274,7 +277,7 @@ def test_install_index_recall_uninstall_leave_claude_code_files_and_auto_memory_
     subprocess.run(["bash", str(hook_sh)], input=payload, env=env, capture_output=True, text=True, timeout=60,
                    check=True)
     status = json.loads(run(s3, "status", "--json"))["claude_code_memory"]
-    assert status["auto_memory_enabled"] is True and status["files_indexed"] == 5
+    assert status["auto_memory_enabled"] is True and status["files_indexed"] == 6
     assert json.loads(run(s3, "recall", "ribbonfish blue-green deploy", "--json"))["results"][0]["type"] == "cc_memory"
     run(s3, "index", "--rebuild")
     changed = {p for p, h in tree_hash(t["claude"]).items() if before.get(p) != h}

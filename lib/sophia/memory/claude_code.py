@@ -177,6 +177,7 @@ def file_item(path: str, role: str, project: str | None) -> dict[str, Any] | Non
     except OSError:
         return None
     fields, body = frontmatter(raw)
+    fields = {k: redact(v) for k, v in fields.items()}
     if role == "claude_md":
         body = _without_our_block(body)
     head = ": ".join(v for v in (fields.get("name"), fields.get("description")) if v)
