@@ -52,6 +52,7 @@ def state(s3_env: dict[str, str], sophia_home: Path, tmp_path: Path) -> Path:
     """A home made by real commands: an episode (the SessionEnd hook), rules, extracted memories, a conversation."""
     project = tmp_path / "proj"
     (project / "src").mkdir(parents=True)
+    (project / ".git").mkdir()  # a work tree: its root is the project
     s3(s3_env, "init")
     payload = {"session_id": "s-port", "transcript_path": str(transcript(tmp_path, project)), "cwd": str(project),
                "hook_event_name": "SessionEnd", "reason": "other"}
@@ -192,6 +193,9 @@ def test_markdown_export_one_file_per_kind_and_one_project(state: Path, s3_env: 
     one = tmp_path / "one.json"
     r = json.loads(s3(s3_env, "export", "--project", str(state), "-o", str(one), "--json").stdout)
     assert r["counts"]["episodes"] == 1 and r["counts"]["rules"] == 0 and r["counts"]["turns"] == 0
+    r = subprocess.run([sys.executable, "-m", "sophia.cli.entry", "export", "--project", ".", "-o", str(one),
+                        "--json"], env=s3_env, cwd=state / "src", capture_output=True, text=True, timeout=120)
+    assert json.loads(r.stdout)["project"] == str(state) and json.loads(r.stdout)["counts"]["episodes"] == 1
     assert s3(s3_env, "export", "--format", "yaml", ok=False).returncode == 2
 
 

@@ -40,6 +40,10 @@ def export(
 
     if fmt not in FORMATS:
         usage(f"unknown --format {fmt!r} (one of {', '.join(FORMATS)})")
+    if project and Path(project).is_dir():  # `--project .`: the git root, as the hooks record it
+        from ..hooks.project import project_of
+
+        project = project_of(project)
     doc = portable.collect(project=project)
     out = output or _default_output(fmt, project)
     if fmt == "json":
