@@ -13,12 +13,11 @@ from typing import Any
 
 from . import paths
 from .atomic import read_json, write_bytes_atomic, write_json_atomic
-from .kinds import one_line
+from .kinds import CLAUDE_MD_BEGIN, CLAUDE_MD_END, one_line
 from .locking import locked
 from .timeutil import iso, now, parse
 
-BEGIN = "<!-- sophia-system3:begin -->"
-END = "<!-- sophia-system3:end -->"
+BEGIN, END = CLAUDE_MD_BEGIN, CLAUDE_MD_END  # the block's markers (kept in sophia.kinds, below the index)
 TEMPLATE = Path(__file__).with_name("templates") / "CLAUDE.md.template"
 TOP_CAPABILITIES = 5
 RECENT_HEURISTICS = 10

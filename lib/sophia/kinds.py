@@ -43,6 +43,11 @@ ITEM_KEYS = ("id", "type", "text", "project", "timestamp", "event_time", "source
 MAX_RULE_CHARS = 1000
 MAX_DOMAIN_CHARS = 80
 
+# The markers around the System 3 block in a CLAUDE.md: sophia.identity_md writes it, and the cc_memory
+# kind (sophia.memory.claude_code) leaves it out of a CLAUDE.md it indexes (the rules in it are ours).
+CLAUDE_MD_BEGIN = "<!-- sophia-system3:begin -->"
+CLAUDE_MD_END = "<!-- sophia-system3:end -->"
+
 
 def one_line(text: Any, limit: int) -> str:
     """``text`` on one line, at most ``limit`` characters (an ellipsis marks a cut)."""
@@ -51,7 +56,8 @@ def one_line(text: Any, limit: int) -> str:
 
 
 # Where a kind's objects live (each store has one loader and one remover in sophia.memory.manage).
-STORES = ("episodes", "rules", "memory", "conversations")
+# "claude_code": Claude Code's own files, indexed read-only (sophia.memory.claude_code), never ours to change.
+STORES = ("episodes", "rules", "memory", "conversations", "claude_code")
 
 
 class Maker:
@@ -89,7 +95,8 @@ class Kind:
         """The kind's file under the state home (for messages and docs)."""
         return {"episodes": "episodes/<id>.json", "rules": "semantic_rules.json",
                 "memory": f"memory/{self.plural}.json",
-                "conversations": "memory/conversations/<source>.jsonl"}[self.store]
+                "conversations": "memory/conversations/<source>.jsonl",
+                "claude_code": "Claude Code's own files (read only)"}[self.store]
 
     @property
     def added_key(self) -> str:
@@ -267,6 +274,11 @@ def _memcell_line(it: Item) -> str:
     return f"- {it.get('id')}{size} {text[:160] + '...' if len(text) > 160 else text}"
 
 
+def _cc_line(it: Item) -> str:
+    meta = it.get("meta") or {}
+    return f"- {it.get('id')} {meta.get('path')}: {one_line(it.get('text'), 120)}"
+
+
 # ---------------------------------------------------------------- builders (s3 apply extraction)
 
 
@@ -337,6 +349,9 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
     Kind("scene", "scenes", "memory", "scene_", "clusters of related memories", scoped=True),
     Kind("turn", "turns", "conversations", "turn:", "turns of ingested conversations (s3 ingest)",
          injected=False, scoped=True, listed=False),
+    Kind("cc_memory", "cc_memory", "claude_code", "cc_",
+         "Claude Code's own auto memory and CLAUDE.md files, indexed read-only (never injected: it loads them itself)",
+         line=_cc_line, injected=False),
 )}
 
 
@@ -378,8 +393,10 @@ def extracted() -> list[Kind]:
     return [k for k in KINDS.values() if k.build is not None and k.contract_field]
 
 
-def injected_types() -> list[str]:
-    return [k.name for k in KINDS.values() if k.injected]
+def injected_types(include_ingested: bool = False) -> list[str]:
+    """The kinds the hooks inject; ``include_ingested`` adds the ingested conversations' (never
+    Claude Code's own memory: it loads that itself)."""
+    return [k.name for k in KINDS.values() if k.injected or (include_ingested and k.store == "conversations")]
 
 
 def scoped_types() -> frozenset[str]:

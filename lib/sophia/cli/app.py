@@ -35,6 +35,7 @@ def _register() -> None:
         cmd_guardian,
         cmd_learning,
         cmd_memory,
+        cmd_portable,
         cmd_recall,
         cmd_reflect,
         cmd_ui,

@@ -95,7 +95,20 @@ def _status_data(home: Path) -> dict[str, Any]:
         "rules": {"total": len(rules)},
         "claude_md": identity_staleness(home, sm),
         "installed": inventory(home),
+        "claude_code_memory": _claude_code_memory(home),
     }
+
+
+def _claude_code_memory(home: Path) -> dict[str, Any]:
+    """Claude Code's own auto memory for this user and the current project (sophia.memory.claude_code)."""
+    import os
+
+    from ..hooks.project import project_of
+    from ..memory import claude_code
+
+    project = project_of(os.getcwd())
+    claude_code.refresh_quietly(home, [project] if project else None)
+    return claude_code.status(home, project)
 
 
 @app.command()
@@ -173,6 +186,11 @@ def _render_status(data: dict[str, Any]) -> None:
     cm = data["claude_md"]
     c.print("\n[bold]### CLAUDE.md[/bold]")
     c.print(f"- {cm['message']}")
+    cc = data["claude_code_memory"]
+    c.print("\n[bold]### Claude Code's own memory[/bold]")
+    c.print(f"- Auto memory: {'on' if cc['auto_memory_enabled'] else 'off'} ({cc['why']}); "
+            f"{cc['files_indexed']} of its files indexed (memory files and CLAUDE.md, read only; "
+            "`s3 recall --type cc_memory`)", markup=False)
     _render_installed(data["installed"])
 
 

@@ -50,8 +50,11 @@ def run_recall(query: str | None, *, limit: int = 10, types: list[str] | None = 
     pending = None
     if queries is None and query and 1 <= limit <= 1000 and len(query) <= 4000:
         pending = semantic.start(query, max(semantic.SEMANTIC_K, limit), home, types)
+    from .. import paths
     from ..index.db import connect_for_read
+    from ..memory.claude_code import refresh_quietly
 
+    refresh_quietly(home or paths.sophia_home())  # Claude Code's own files, when they changed
     out = out or sys.stdout
     problem = _bad_arguments(query, queries, limit, types, as_of, known_at)
     if explain and queries is not None:

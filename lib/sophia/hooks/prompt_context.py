@@ -83,12 +83,11 @@ def recall_items(home: Path, query: str, project: str | None, limit: int,
     return fallback_recall(home, query, limit, project), "fallback"
 
 
-def context_types(ctx: dict[str, Any]) -> list[str] | None:
+def context_types(ctx: dict[str, Any]) -> list[str]:
     """The kinds a coding session is shown: the registry's injected ones, plus ingested
-    conversations (``s3 ingest``) only when the user opted in with ``context.include_ingested``."""
-    if ctx["include_ingested"]:
-        return None
-    return kinds.injected_types()
+    conversations (``s3 ingest``) only when the user opted in with ``context.include_ingested``; never
+    Claude Code's own memory (``cc_memory``: Claude Code loads it itself)."""
+    return kinds.injected_types(bool(ctx["include_ingested"]))
 
 
 def _session_of(item: dict[str, Any]) -> str | None:

@@ -7,7 +7,8 @@ heuristics (semantic rules) most relevant to this project, foresight still valid
 episodes of THIS project that say something (not trivial, more than a bare first prompt: what came of
 it, a lesson, the files; other projects' episodes never appear), each as the prompt hook renders it
 (``context.episode_lines``), the project's playbook and error -> fix procedures learned from its
-commands, and open knowledge gaps; first, one line when digest jobs are parked. Reads only small files:
+commands, and open knowledge gaps; first, one line when digest jobs are parked. Claude Code's own
+memory (``cc_memory``) is never part of it; when its files changed, a detached refresh re-indexes them. Reads only small files:
 the capped episode index (1000 entries), the few episode files shown, the rules, ``memory/foresight.json``,
 the self model, the user model.
 """
@@ -228,6 +229,15 @@ def main() -> None:
     text = build_context(home, cfg, cwd)
     if text:
         emit_context("SessionStart", text)
+    refresh_claude_memory(home, project_of(cwd))
+
+
+def refresh_claude_memory(home: Path, project: str | None) -> int | None:
+    """Claude Code's own memory files and CLAUDE.md (never injected here: Claude Code loads them) are
+    re-indexed, detached, when they changed since the last refresh: a few ``stat`` calls decide."""
+    from sophia.memory import claude_code
+
+    return claude_code.start_refresh(home, project) if claude_code.stale_for(home, project) else None
 
 
 def cli() -> None:

@@ -104,10 +104,17 @@ def _remove_ingested(mid: str, h: Path, kind: kinds.Kind | None) -> Removed | No
     return ingested.remove(mid, h)
 
 
+def _refuse_claude_code(mid: str, h: Path, kind: kinds.Kind | None) -> Removed | None:
+    if kind is None or kind.store != "claude_code":
+        return None
+    raise BadInput(f"{mid} is Claude Code's own memory, read-only here: edit or delete its file "
+                   "(Claude Code's /memory); the index follows")
+
+
 # store (sophia.kinds.STORES) -> its remover
 REMOVERS: dict[str, Callable[[str, Path, kinds.Kind | None], Removed | None]] = {
     "rules": _remove_rule, "episodes": _remove_episode, "memory": _remove_memory_item,
-    "conversations": _remove_ingested,
+    "conversations": _remove_ingested, "claude_code": _refuse_claude_code,
 }
 
 
@@ -245,10 +252,17 @@ def _list_memory(kind: kinds.Kind, h: Path) -> list[Any]:
     return out
 
 
+def _list_claude_code(kind: kinds.Kind, h: Path) -> list[Any]:
+    from . import claude_code
+
+    return claude_code.items(h)
+
+
 # store (sophia.kinds.STORES) -> its loader
 LOADERS: dict[str, Callable[[kinds.Kind, Path], list[Any]]] = {
     "rules": lambda kind, h: rules.load_rules(h),
     "episodes": _list_episodes,
     "memory": _list_memory,
     "conversations": lambda kind, h: [],
+    "claude_code": _list_claude_code,
 }
