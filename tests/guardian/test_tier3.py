@@ -22,7 +22,7 @@ from conftest import LIB, ROOT, run_s3, wait_for
 from sophia import paths
 from sophia.atomic import read_json, write_json_atomic
 from sophia.guardian import dispatch, grants, tier3
-from sophia.learning import ledger, queue
+from sophia.learning import audits, ledger, queue
 from sophia.state import init_tree
 
 from .conftest import PROJECT, hook_env, payload, read_log, run_hook
@@ -111,7 +111,7 @@ def test_a_high_risk_ask_through_the_hook_queues_one_audit_even_when_asked_twice
     assert len(read_log(paths.logs_dir(home) / "guardian_blocks.jsonl", 2)) == 2
     (job,) = audit_jobs(home)
     sha = grants.subject_sha("Bash", HIGH)
-    assert job["id"] == tier3.job_id(sha) and job["state"] == "pending"
+    assert job["id"] == audits.job_id(sha) and job["state"] == "pending"
     assert job["call"]["command"] == HIGH and job["call"]["rule"] == "git_destructive"
     assert job["call"]["cwd"] == PROJECT and job["call"]["family"] == "vcs history rewrite"
     settle(home)
@@ -148,7 +148,7 @@ def test_the_worker_logs_the_verdict_and_s3_status_shows_it(home: Path, s3_env: 
     settle(home)
     (entry,) = [json.loads(x) for x in log.read_text().splitlines()]
     assert entry["audit"]["passed"] is False and entry["audit"]["risk_level"] == "high"
-    assert entry["task_id"] == tier3.job_id(grants.subject_sha("Bash", HIGH)) and entry["call"]["command"] == HIGH
+    assert entry["task_id"] == audits.job_id(grants.subject_sha("Bash", HIGH)) and entry["call"]["command"] == HIGH
     assert [j["state"] for j in audit_jobs(home)] == ["done"]
     (run,) = [json.loads(x) for x in (home.parents[1] / "fake" / "log").read_text().splitlines()]
     args = run["args"]
@@ -190,10 +190,13 @@ def test_the_hook_answers_the_same_with_the_setting_on(home: Path) -> None:
 
 
 def test_the_queue_path_stays_stdlib_only(home: Path) -> None:
-    """The detached child queues with the standard library (no pydantic, typer, numpy imported)."""
-    code = ("import sys, json; from sophia.guardian import log; "
+    """The detached child logs, and the entry point it becomes queues, with the standard library only
+    (no pydantic, typer, numpy imported)."""
+    code = ("import sys, json; from pathlib import Path; from sophia.guardian import log; "
+            "from sophia.learning import audits; "
             f"log.record({str(home)!r}, {{'decision': 'ask', 'rule': 'git_destructive', 'tool': 'Bash', "
-            f"'command': {HIGH!r}, 'subject_sha': 'ab' * 32}}); "
+            f"'command': {HIGH!r}, 'subject_sha': 'ab' * 32}}); audits.sync(Path({str(home)!r})); "
+            "import sophia.hooks.guardian_audit; "
             "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in "
             "('pydantic', 'typer', 'numpy', 'torch', 'rich'))))")
     set_tier3(home, True, learning_daily_max_jobs=0)
@@ -204,7 +207,6 @@ def test_the_queue_path_stays_stdlib_only(home: Path) -> None:
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout) == []
     assert len(audit_jobs(home)) == 1
-    settle(home)
 
 
 def test_a_secret_in_the_call_never_reaches_the_job_or_the_prompt(home: Path) -> None:
@@ -252,6 +254,6 @@ def test_with_learning_off_the_worker_runs_the_audit_and_leaves_the_digests_wait
     out = worker.drain(worker.Settings(home, backoffs=(), max_wait=1.0))
     assert out["done"] == 1 and out["stopped"] == worker.IDLE and time.monotonic() - t0 < 30
     assert {j["id"]: j["state"] for j in queue.jobs(home)} == {
-        tier3.job_id(grants.subject_sha("Bash", HIGH)): "done", "session_sess-waits": "pending"}
+        audits.job_id(grants.subject_sha("Bash", HIGH)): "done", "session_sess-waits": "pending"}
     set_tier3(home, False, learning_daily_max_jobs=5, learning_enabled=False)
     assert worker.drain(worker.Settings(home, max_wait=1.0))["stopped"].startswith("automatic learning is off")
