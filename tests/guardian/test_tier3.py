@@ -257,3 +257,78 @@ def test_with_learning_off_the_worker_runs_the_audit_and_leaves_the_digests_wait
         audits.job_id(grants.subject_sha("Bash", HIGH)): "done", "session_sess-waits": "pending"}
     set_tier3(home, False, learning_daily_max_jobs=5, learning_enabled=False)
     assert worker.drain(worker.Settings(home, max_wait=1.0))["stopped"].startswith("automatic learning is off")
+
+
+def log_ask(home: Path, command: str = HIGH, sha: str = "ab" * 32, rule: str = "git_destructive") -> bool:
+    """The guardian's own log write (what the hook's detached child does first), in this process."""
+    from sophia.guardian import log
+
+    return log.record(str(home), {"decision": "ask", "rule": rule, "tool": "Bash", "command": command,
+                                  "cwd": PROJECT, "subject_sha": sha})
+
+
+def blocks(home: Path) -> Path:
+    return paths.logs_dir(home) / "guardian_blocks.jsonl"
+
+
+def test_the_guardian_only_marks_the_ask_in_its_log(home: Path) -> None:
+    """Logging queues nothing by itself: the line carries the family; the learning side pulls it."""
+    set_tier3(home, False)
+    assert log_ask(home, sha="cd" * 32) is False
+    set_tier3(home, True)
+    assert log_ask(home) is True and log_ask(home, LOW, "ef" * 32, rule="power") is False
+    lines = [json.loads(x) for x in read_log(blocks(home), 3)]
+    assert [e.get(tier3.MARK) for e in lines] == [None, "vcs history rewrite", None]
+    assert audit_jobs(home) == []
+    assert audits.sync(home) == [audits.job_id("ab" * 32)]
+    (job,) = audit_jobs(home)
+    assert job["call"]["family"] == "vcs history rewrite" and job["call"]["command"] == HIGH
+
+
+def test_the_pull_reads_each_line_once_from_its_cursor(home: Path) -> None:
+    log_ask(home, sha="01" * 32)
+    assert len(audits.sync(home)) == 1
+    assert audits.sync(home) == []  # nothing new
+    cur = read_json(audits.cursor_path(home))
+    assert cur == {"inode": os.stat(blocks(home)).st_ino, "offset": blocks(home).stat().st_size}
+    write_json_atomic(audits.cursor_path(home), {"inode": cur["inode"], "offset": 0})
+    assert audits.sync(home) == []  # read again (a lost cursor): the job exists, no second one
+    log_ask(home, sha="02" * 32)
+    with blocks(home).open("ab") as f:  # a line still being written is left for the next pull
+        f.write(b'{"decision": "ask", "rule": "git_destructive", "subject_sha": "' + b"03" * 32 + b'", "tier3": "x"')
+    assert audits.sync(home) == [audits.job_id("02" * 32)]
+    with blocks(home).open("ab") as f:
+        f.write(b"}\n")
+    assert audits.sync(home) == [audits.job_id("03" * 32)]
+    assert len(audit_jobs(home)) == 3
+
+
+def test_a_new_log_is_read_from_its_start_and_the_switch_off_queues_nothing(home: Path) -> None:
+    log_ask(home, sha="01" * 32)
+    audits.sync(home)
+    blocks(home).rename(blocks(home).with_suffix(".old"))  # set aside: a new file, another inode
+    log_ask(home, sha="02" * 32)
+    assert audits.sync(home) == [audits.job_id("02" * 32)]
+    log_ask(home, sha="03" * 32)
+    set_tier3(home, False)  # marked while on, pulled after it was turned off: not audited
+    assert audits.sync(home) == []
+    set_tier3(home, True)
+    assert audits.sync(home) == []  # and not later either: the cursor went past it
+    assert read_json(audits.cursor_path(home))["offset"] == blocks(home).stat().st_size
+
+
+def test_an_ask_whose_hook_child_was_lost_is_queued_by_the_worker_and_at_session_end(home: Path) -> None:
+    """The pull runs where learning work starts: the digest worker's start, the after-session runner."""
+    from sophia.hooks import after_session
+    from sophia.learning import worker
+
+    set_tier3(home, True, learning_daily_max_jobs=0)
+    log_ask(home, sha="01" * 32)  # logged, and its child died before it pulled
+    out = worker.drain(worker.Settings(home, backoffs=(), max_wait=1.0))
+    assert ledger.CAP_REACHED in out["stopped"]
+    assert [j["id"] for j in audit_jobs(home)] == [audits.job_id("01" * 32)]
+    log_ask(home, sha="02" * 32)
+    cfg = read_json(paths.config_path(home))
+    line = after_session.digest(home, cfg, {"session": "s1"}, None)
+    assert "1 guardian audit(s) queued" in line and "no worker" in line, line
+    assert len(audit_jobs(home)) == 2
