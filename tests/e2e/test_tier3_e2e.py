@@ -1,7 +1,7 @@
 """Tier 3 end to end: the real claude client, one scripted model, the guardian hook in settings.json.
 
 The model asks for a force-push of a shared branch; the hook asks (a high-risk rule) and, with
-``guardian.tier3_enabled``, its detached child queues an audit and starts the digest worker, which runs the
+``guardian.tier3_enabled``, its detached log child (become hooks/guardian_audit.py) queues an audit and starts the digest worker, which runs the
 real client headless on the audit prompt (the same scripted model answers it as the s3-guardian would).
 The verdict is logged and ``s3 status --json`` shows it.
 """

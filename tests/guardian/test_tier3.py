@@ -22,7 +22,7 @@ from conftest import LIB, ROOT, run_s3, wait_for
 from sophia import paths
 from sophia.atomic import read_json, write_json_atomic
 from sophia.guardian import dispatch, grants, tier3
-from sophia.learning import ledger, queue
+from sophia.learning import audits, ledger, queue
 from sophia.state import init_tree
 
 from .conftest import PROJECT, hook_env, payload, read_log, run_hook
@@ -111,7 +111,7 @@ def test_a_high_risk_ask_through_the_hook_queues_one_audit_even_when_asked_twice
     assert len(read_log(paths.logs_dir(home) / "guardian_blocks.jsonl", 2)) == 2
     (job,) = audit_jobs(home)
     sha = grants.subject_sha("Bash", HIGH)
-    assert job["id"] == tier3.job_id(sha) and job["state"] == "pending"
+    assert job["id"] == audits.job_id(sha) and job["state"] == "pending"
     assert job["call"]["command"] == HIGH and job["call"]["rule"] == "git_destructive"
     assert job["call"]["cwd"] == PROJECT and job["call"]["family"] == "vcs history rewrite"
     settle(home)
@@ -148,7 +148,7 @@ def test_the_worker_logs_the_verdict_and_s3_status_shows_it(home: Path, s3_env: 
     settle(home)
     (entry,) = [json.loads(x) for x in log.read_text().splitlines()]
     assert entry["audit"]["passed"] is False and entry["audit"]["risk_level"] == "high"
-    assert entry["task_id"] == tier3.job_id(grants.subject_sha("Bash", HIGH)) and entry["call"]["command"] == HIGH
+    assert entry["task_id"] == audits.job_id(grants.subject_sha("Bash", HIGH)) and entry["call"]["command"] == HIGH
     assert [j["state"] for j in audit_jobs(home)] == ["done"]
     (run,) = [json.loads(x) for x in (home.parents[1] / "fake" / "log").read_text().splitlines()]
     args = run["args"]
@@ -190,10 +190,13 @@ def test_the_hook_answers_the_same_with_the_setting_on(home: Path) -> None:
 
 
 def test_the_queue_path_stays_stdlib_only(home: Path) -> None:
-    """The detached child queues with the standard library (no pydantic, typer, numpy imported)."""
-    code = ("import sys, json; from sophia.guardian import log; "
+    """The detached child logs, and the entry point it becomes queues, with the standard library only
+    (no pydantic, typer, numpy imported)."""
+    code = ("import sys, json; from pathlib import Path; from sophia.guardian import log; "
+            "from sophia.learning import audits; "
             f"log.record({str(home)!r}, {{'decision': 'ask', 'rule': 'git_destructive', 'tool': 'Bash', "
-            f"'command': {HIGH!r}, 'subject_sha': 'ab' * 32}}); "
+            f"'command': {HIGH!r}, 'subject_sha': 'ab' * 32}}); audits.sync(Path({str(home)!r})); "
+            "import sophia.hooks.guardian_audit; "
             "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in "
             "('pydantic', 'typer', 'numpy', 'torch', 'rich'))))")
     set_tier3(home, True, learning_daily_max_jobs=0)
@@ -204,7 +207,6 @@ def test_the_queue_path_stays_stdlib_only(home: Path) -> None:
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout) == []
     assert len(audit_jobs(home)) == 1
-    settle(home)
 
 
 def test_a_secret_in_the_call_never_reaches_the_job_or_the_prompt(home: Path) -> None:
@@ -252,6 +254,81 @@ def test_with_learning_off_the_worker_runs_the_audit_and_leaves_the_digests_wait
     out = worker.drain(worker.Settings(home, backoffs=(), max_wait=1.0))
     assert out["done"] == 1 and out["stopped"] == worker.IDLE and time.monotonic() - t0 < 30
     assert {j["id"]: j["state"] for j in queue.jobs(home)} == {
-        tier3.job_id(grants.subject_sha("Bash", HIGH)): "done", "session_sess-waits": "pending"}
+        audits.job_id(grants.subject_sha("Bash", HIGH)): "done", "session_sess-waits": "pending"}
     set_tier3(home, False, learning_daily_max_jobs=5, learning_enabled=False)
     assert worker.drain(worker.Settings(home, max_wait=1.0))["stopped"].startswith("automatic learning is off")
+
+
+def log_ask(home: Path, command: str = HIGH, sha: str = "ab" * 32, rule: str = "git_destructive") -> bool:
+    """The guardian's own log write (what the hook's detached child does first), in this process."""
+    from sophia.guardian import log
+
+    return log.record(str(home), {"decision": "ask", "rule": rule, "tool": "Bash", "command": command,
+                                  "cwd": PROJECT, "subject_sha": sha})
+
+
+def blocks(home: Path) -> Path:
+    return paths.logs_dir(home) / "guardian_blocks.jsonl"
+
+
+def test_the_guardian_only_marks_the_ask_in_its_log(home: Path) -> None:
+    """Logging queues nothing by itself: the line carries the family; the learning side pulls it."""
+    set_tier3(home, False)
+    assert log_ask(home, sha="cd" * 32) is False
+    set_tier3(home, True)
+    assert log_ask(home) is True and log_ask(home, LOW, "ef" * 32, rule="power") is False
+    lines = [json.loads(x) for x in read_log(blocks(home), 3)]
+    assert [e.get(tier3.MARK) for e in lines] == [None, "vcs history rewrite", None]
+    assert audit_jobs(home) == []
+    assert audits.sync(home) == [audits.job_id("ab" * 32)]
+    (job,) = audit_jobs(home)
+    assert job["call"]["family"] == "vcs history rewrite" and job["call"]["command"] == HIGH
+
+
+def test_the_pull_reads_each_line_once_from_its_cursor(home: Path) -> None:
+    log_ask(home, sha="01" * 32)
+    assert len(audits.sync(home)) == 1
+    assert audits.sync(home) == []  # nothing new
+    cur = read_json(audits.cursor_path(home))
+    assert cur == {"inode": os.stat(blocks(home)).st_ino, "offset": blocks(home).stat().st_size}
+    write_json_atomic(audits.cursor_path(home), {"inode": cur["inode"], "offset": 0})
+    assert audits.sync(home) == []  # read again (a lost cursor): the job exists, no second one
+    log_ask(home, sha="02" * 32)
+    with blocks(home).open("ab") as f:  # a line still being written is left for the next pull
+        f.write(b'{"decision": "ask", "rule": "git_destructive", "subject_sha": "' + b"03" * 32 + b'", "tier3": "x"')
+    assert audits.sync(home) == [audits.job_id("02" * 32)]
+    with blocks(home).open("ab") as f:
+        f.write(b"}\n")
+    assert audits.sync(home) == [audits.job_id("03" * 32)]
+    assert len(audit_jobs(home)) == 3
+
+
+def test_a_new_log_is_read_from_its_start_and_the_switch_off_queues_nothing(home: Path) -> None:
+    log_ask(home, sha="01" * 32)
+    audits.sync(home)
+    blocks(home).rename(blocks(home).with_suffix(".old"))  # set aside: a new file, another inode
+    log_ask(home, sha="02" * 32)
+    assert audits.sync(home) == [audits.job_id("02" * 32)]
+    log_ask(home, sha="03" * 32)
+    set_tier3(home, False)  # marked while on, pulled after it was turned off: not audited
+    assert audits.sync(home) == []
+    set_tier3(home, True)
+    assert audits.sync(home) == []  # and not later either: the cursor went past it
+    assert read_json(audits.cursor_path(home))["offset"] == blocks(home).stat().st_size
+
+
+def test_an_ask_whose_hook_child_was_lost_is_queued_by_the_worker_and_at_session_end(home: Path) -> None:
+    """The pull runs where learning work starts: the digest worker's start, the after-session runner."""
+    from sophia.hooks import after_session
+    from sophia.learning import worker
+
+    set_tier3(home, True, learning_daily_max_jobs=0)
+    log_ask(home, sha="01" * 32)  # logged, and its child died before it pulled
+    out = worker.drain(worker.Settings(home, backoffs=(), max_wait=1.0))
+    assert ledger.CAP_REACHED in out["stopped"]
+    assert [j["id"] for j in audit_jobs(home)] == [audits.job_id("01" * 32)]
+    log_ask(home, sha="02" * 32)
+    cfg = read_json(paths.config_path(home))
+    line = after_session.digest(home, cfg, {"session": "s1"}, None)
+    assert "1 guardian audit(s) queued" in line and "no worker" in line, line
+    assert len(audit_jobs(home)) == 2

@@ -76,7 +76,7 @@ def _status_data(home: Path) -> dict[str, Any]:
         raise StateFileError(paths.rules_path(home), "expected a JSON array of semantic rules")
     entries = index.get("entries", [])
     from ..config_defaults import load as load_config
-    from ..guardian.tier3 import summary as audit_summary
+    from ..learning.audits import summary as audit_summary
     from ..learning.ledger import summary as digest_summary
     from ..learning.metrics import status_trend
 
@@ -136,7 +136,7 @@ def _pct(x: float) -> str:
 def _render_status(data: dict[str, Any]) -> None:
     from rich.table import Table
 
-    from ..guardian.tier3 import summary_lines
+    from ..learning.audits import summary_lines
     from ..learning.ledger import summary_line
     from ..learning.metrics import trend_line
 

@@ -182,7 +182,8 @@ def main() -> int:
 def write_log(detach: bool) -> None:
     """Append the pending deny/ask records. Redaction compiles many regexes (~12 ms), so by default
     the answer goes out first and a detached child (own session, stdio on /dev/null) writes the log:
-    the hook returns without waiting for it. If fork fails, the log is written in-process."""
+    the hook returns without waiting for it. If fork fails, the log is written in-process. When an ask
+    was marked for a tier-3 audit, the writer then becomes :data:`AUDITS` (:func:`_wake_audits`)."""
     if detach:
         try:
             pid = os.fork()
@@ -196,18 +197,43 @@ def write_log(detach: bool) -> None:
                 null = os.open(os.devnull, os.O_RDWR)
                 for fd in (0, 1, 2):
                     os.dup2(null, fd)
-                _write_pending()
+                home = _write_pending()
+                if home:
+                    _wake_audits(home)
             finally:
                 os._exit(0)
-    _write_pending()
+    home = _write_pending()
+    if home and not detach:  # SOPHIA_GUARDIAN_SYNC_LOG: queued before the hook exits; never after a failed fork
+        _wake_audits(home)
 
 
-def _write_pending() -> None:
+# The entry point that turns the log's marked asks into audit jobs and starts the digest worker: the
+# learning side pulls them (sophia.learning.audits); the guardian only names the file it execs.
+AUDITS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "hooks", "guardian_audit.py")
+
+
+def _wake_audits(home: str) -> None:
+    """Become ``python -I -S AUDITS`` (its output on /dev/null: the answer is out already). Any failure is
+    silent: the worker's start and the next session end pull the same log lines."""
+    try:
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        os.execve(sys.executable, [sys.executable, "-I", "-S", AUDITS], dict(os.environ, SOPHIA_HOME=home))
+    except OSError:
+        pass
+
+
+def _write_pending() -> str | None:
+    """Log the pending records; the home of one marked for a tier-3 audit (None: none was)."""
     from .log import record
 
+    marked = None
     for home, entry in PENDING_LOG:
         try:
-            record(home, entry)
+            if record(home, entry):
+                marked = home
         except Exception:  # noqa: BLE001 - the log is best effort; the decision already stands
             pass
     PENDING_LOG.clear()
+    return marked

@@ -1,17 +1,17 @@
-"""Tier 3: an ``ask`` on a high-risk rule also queues an ``s3-guardian`` audit (``guardian.tier3_enabled``).
+"""Tier 3: an ``ask`` on a high-risk rule is also audited by ``s3-guardian`` (``guardian.tier3_enabled``).
 
-Queueing (:func:`on_logged`, stdlib only) runs where the deny/ask log is written (:func:`.log.record`):
-in the hook's detached child, after the answer is out, so it never slows or changes a decision; any
-other writer of that log (a resident analyzer) queues the same way. Only an ``ask`` whose rule is in
-:data:`.dispatch.HIGH_RISK` queues, once per exact call: the job id is the call's ``subject_sha``
-(the log's), so the same command asked twice is audited once. The job (``digests/pending/guardian_*``)
-holds the logged, redacted call, never the raw command; the digest worker is started for it.
+The guardian's part is its log: :func:`mark` (stdlib only), called where the deny/ask log is written
+(:func:`.log.record`: in the hook's detached child, after the answer is out, so it never slows or
+changes a decision), sets ``tier3`` (:data:`MARK`, the family) on an ``ask`` whose rule is in
+:data:`.dispatch.HIGH_RISK` while the switch is on. The learning side turns those log lines into audit
+jobs (:mod:`sophia.learning.audits`: one per exact call, by ``subject_sha``; the job holds the logged,
+redacted call, never the raw command); the guardian never imports it.
 
-The worker runs it like a digest stage (``audit``: ``prompts/audit.md``, the ``s3-guardian`` contract;
-read-only tools; ``learning_model``; counted against the learning daily caps) and :func:`apply` passes
-the answer to :func:`.audit.apply_guardian`: validated, logged to ``logs/guardian_audits.jsonl`` with
-the call it audited. :func:`summary` is what ``s3 status`` shows. Advice for the user: nothing here
-blocks or changes a hook's answer.
+The worker runs a job like a digest stage (``audit``: ``prompts/audit.md``, the ``s3-guardian`` contract;
+read-only tools; ``learning_model``; counted against the learning daily caps) with :func:`audit_input` as
+its input, and :func:`apply` passes the answer to :func:`.audit.apply_guardian`: validated, logged to
+``logs/guardian_audits.jsonl`` with the call it audited; :func:`audits` reads them back. Advice for the
+user: nothing here blocks or changes a hook's answer.
 """
 
 from __future__ import annotations
@@ -24,9 +24,8 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-KIND = "guardian"
+MARK = "tier3"  # the log's field on an ask to audit: its high-risk family
 EXCERPT = 120  # characters of the command shown in s3 status
-_CALL_KEYS = ("tool", "command", "cwd", "rule", "reason", "mode", "session_id", "subject_sha")
 
 
 def enabled(sophia_home: str) -> bool:
@@ -43,42 +42,17 @@ def family(rule: str) -> str | None:
     return HIGH_RISK.get(rule)
 
 
-def job_id(subject_sha: str) -> str:
-    return f"{KIND}_{subject_sha[:32]}"
-
-
-def on_logged(sophia_home: str, entry: dict[str, Any]) -> str | None:
-    """Queue an audit of the logged (redacted) ``entry`` when it is a high-risk ask and the switch is on,
-    and start the worker for a new job. Returns the job id (None: nothing to audit)."""
+def mark(sophia_home: str, entry: dict[str, Any]) -> bool:
+    """Mark ``entry`` (a deny/ask about to be logged) for a tier-3 audit: ``entry[MARK]`` is its rule's
+    high-risk family when it is an ask with a ``subject_sha`` and the switch is on. Returns whether it is."""
     sha = entry.get("subject_sha")
     if entry.get("decision") != "ask" or not isinstance(sha, str) or not sha:
-        return None
+        return False
     fam = family(str(entry.get("rule") or ""))
     if fam is None or not enabled(sophia_home):
-        return None
-    from pathlib import Path
-
-    from ..learning import queue
-    from ..timeutil import iso
-
-    home = Path(sophia_home)
-    call = {k: entry.get(k) for k in _CALL_KEYS}
-    job = {"id": job_id(sha), "kind": KIND, "session_id": str(entry.get("session_id") or ""), "attempts": 0,
-           "next_try_at": 0.0, "created_at": iso(), "stages_done": [], "reason": f"a {fam} ask",
-           "call": dict(call, family=fam)}
-    state, held = queue.add_new(home, job)
-    if held is job:
-        _start_worker(home)
-    return str(held.get("id"))
-
-
-def _start_worker(home: Path) -> None:
-    from ..hooks.after_session import worker_python
-    from ..learning import queue
-
-    py = worker_python(home)
-    if py is not None:
-        queue.start_worker(home, py)
+        return False
+    entry[MARK] = fam
+    return True
 
 
 def audit_input(job: dict[str, Any]) -> str:
@@ -144,21 +118,3 @@ def audits(home: Path) -> list[dict[str, Any]]:
         if isinstance(e, dict):
             out.append(_verdict(e))
     return out
-
-
-def summary(home: Path, on: bool, last: int = 5) -> dict[str, Any]:
-    """What ``s3 status`` shows: the switch, how many audits were logged and failed, the jobs waiting,
-    and the newest ``last`` verdicts (newest first)."""
-    from ..learning import queue
-
-    vs = audits(home)
-    waiting = [j for j in queue.jobs(home, ("pending", "running", "parked")) if j.get("kind") == KIND]
-    return {"enabled": on, "count": len(vs), "failed": sum(v["verdict"] == "fail" for v in vs),
-            "queued": sum(j["state"] != "parked" for j in waiting), "parked": sum(j["state"] == "parked" for j in waiting),
-            "recent": vs[::-1][:last]}
-
-
-def summary_lines(s: dict[str, Any]) -> list[str]:
-    head = (f"Guardian audits (tier 3): {'on' if s['enabled'] else 'off'}; {s['count']} logged "
-            f"({s['failed']} failed), {s['queued']} queued" + (f", {s['parked']} parked" if s["parked"] else ""))
-    return [head] + [f"  {v['verdict']} ({v['risk_level'] or '-'}) {v['command'] or v['task_id']}" for v in s["recent"]]

@@ -11,7 +11,8 @@ budget to keep:
    (a ``.sophia-no-learning`` file in the project root, or ``learning_exclude_projects``), one digest
    job (:func:`queue.enqueue`; it releases the hold a compaction put on the session's job);
 3. when ``learning_enabled`` is true, the daily consolidation job if it is due
-   (:func:`learning.schedule.maybe_enqueue_consolidation`);
+   (:func:`learning.schedule.maybe_enqueue_consolidation`); with ``guardian.tier3_enabled``, the audits
+   of high-risk asks logged since the last pull (:func:`learning.audits.sync`);
 4. if 2 or 3 queued a job and no worker runs, the worker (:func:`queue.ensure_worker`) with a
    Python that can import pydantic (``$SOPHIA_PYTHON``, the kit's venv, this interpreter); without
    one the jobs stay pending and one line says why. The hook starts this file under its own ``-I -S``
@@ -115,6 +116,8 @@ def digest(home: Path, cfg: dict[str, Any], job: dict[str, Any], python: str | N
     if cfg.get("learning_enabled"):
         more, cid = consolidate(home, cfg)
         line, queued = f"{line}; {more}", queued or cid
+    more, aid = pull_audits(home)
+    line, queued = (f"{line}; {more}", queued or aid) if more else (line, queued)
     if not queued:
         return line
     if python is None:
@@ -137,6 +140,18 @@ def _enqueue_digest(home: Path, cfg: dict[str, Any], job: dict[str, Any]) -> tup
     if state != "pending":
         return f"digest {queued['id']} already {state}", None
     return f"digest {queued['id']} pending", queued["id"]
+
+
+def pull_audits(home: Path) -> tuple[str, str | None]:
+    """The tier-3 audits of asks the guardian logged since the last pull (one whose hook child was lost):
+    what was queued, in a few words ("" when nothing was), and a new job's id."""
+    from ..learning import audits
+
+    try:
+        new = audits.sync(home)
+    except Exception as exc:  # noqa: BLE001 - the session's own digest is queued already
+        return f"guardian audits not pulled: {type(exc).__name__}: {exc}", None
+    return (f"{len(new)} guardian audit(s) queued", new[0]) if new else ("", None)
 
 
 def consolidate(home: Path, cfg: dict[str, Any]) -> tuple[str, str | None]:

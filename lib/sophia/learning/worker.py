@@ -2,7 +2,8 @@
 
 Holds ``run/digest-worker.lock`` (a flock: the kernel drops it when the worker dies) for its whole life;
 a second worker finds it held and exits at once. On start it puts back in ``pending/`` whatever a
-killed worker left in ``running/``. Per job, the stages of its kind run in order, each one:
+killed worker left in ``running/``, and queues the tier-3 audits of asks the guardian logged since the
+last pull (:func:`.audits.sync`). Per job, the stages of its kind run in order, each one:
 
 1. a guarded headless ``claude -p --model <learning_model>`` with the stage's prompt
    (``prompts/<stage>.md``: ``extract`` then ``reflect`` for a session, ``consolidate``; ``$name`` fields
@@ -126,12 +127,24 @@ def drain(st: Settings) -> dict[str, Any]:
             if mine:
                 for jid in queue.recover(st.home):
                     st.say(f"{jid}: back in pending (its worker died mid-job)")
+                _sync_audits(st)
             summary["stopped"] = _loop(st, summary) if mine else "another digest worker is running"
         if not (mine and summary["stopped"] == IDLE and _due(st)):
             break
         st.say("a job came in as the worker went idle: draining again")
     st.say(f"digest worker stops: {summary['stopped']}")
     return summary
+
+
+def _sync_audits(st: Settings) -> None:
+    """Queue the tier-3 audits of asks logged since the last pull (one whose hook child was lost)."""
+    from . import audits
+
+    try:
+        for jid in audits.sync(st.home):
+            st.say(f"{jid}: queued from the guardian's log")
+    except (SophiaError, OSError) as exc:
+        st.say(f"guardian audits not pulled: {exc}")
 
 
 def enabled_kinds(cfg: dict[str, Any]) -> tuple[str, ...]:
