@@ -255,3 +255,13 @@ def test_a_weak_lesson_keeps_both_halves_a_weak_turn_is_a_pointer() -> None:
     lines = _render([proc, turn], floor=0.42).splitlines()
     assert lines[1].endswith("run `claude agents list`"), lines[1]
     assert len(lines[2]) <= len("- [turn:chat:D1:1] turn, 7 days ago: ") + context.RAW_POINTER_CHARS["turn"] + 2
+
+
+def test_a_long_lesson_is_squeezed_in_its_quoted_parts_not_cut_before_its_fix() -> None:
+    text = ("when `cd agents/binary-communications-system && gcc -O2 -std=c11 -D_GNU_SOURCE -o ultra ultra.c` "
+            "fails with `Error: 'agents' is not a valid config key`, `make -C agents/binary` worked")
+    proc = {"id": "proc_2", "type": "procedure", "relevance": 0.43, "text": text, "event_time": "2025-08-17T10:00:00Z"}
+    line = _render([proc], floor=0.42).splitlines()[1]
+    assert line.endswith("`make -C agents/binary` worked"), line
+    assert "`cd agent" in line and "fails with `Error" in line and len(line) <= 150
+    assert context.squeeze("when `a` fails, `b` worked", 10) == "when `a` fails, `b` worked"  # nothing to squeeze

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -171,7 +172,31 @@ def item_lines(it: dict[str, Any], n: int, now: datetime, bits: str | None = Non
     head = f"- [{it['id']}]" + (f" {bits}" if bits else "")
     if it.get("type") == "episode":
         return episode_lines(_episode_card(it), head, n, room)
-    return [one_line(f"{head}: {it.get('text') or ''}", len(head) + 2 + room)]
+    text = " ".join(str(it.get("text") or "").split())
+    if it.get("type") in LESSONS:
+        text = squeeze(text, room)
+    return [one_line(f"{head}: {text}", len(head) + 2 + room)]
+
+
+LESSONS = frozenset({"procedure", "rule", "causal"})
+_CODE = re.compile(r"`[^`]+`")
+
+
+def squeeze(text: str, room: int) -> str:
+    """``text`` in ``room`` characters by shortening its quoted commands and errors (the longest first,
+    never the last: a lesson's fix comes last, "when `X` fails with `E`, `Y` worked") before its end
+    is cut."""
+    spans = [m.span() for m in _CODE.finditer(text)][:-1]
+    while len(text) > room and spans:
+        a, b = max(spans, key=lambda sp: sp[1] - sp[0])
+        over = len(text) - room
+        keep = max(8, (b - a - 2) - over - 1)
+        if keep >= b - a - 2:
+            break
+        short = "`" + text[a + 1:a + 1 + keep] + "…`"
+        text = text[:a] + short + text[b:]
+        spans = [m.span() for m in _CODE.finditer(text)][:-1]
+    return text
 
 
 def _rank(it: dict[str, Any]) -> int:
