@@ -37,6 +37,7 @@ def _register() -> None:
         cmd_memory,
         cmd_recall,
         cmd_reflect,
+        cmd_team,
         cmd_uninstall,
     )
 
