@@ -175,7 +175,7 @@ def log_conflicts(conn: Any, home: Path, team: str) -> int:
     recs = []
     for iid, versions, kept, detected in conn.execute(
             "SELECT id, versions, kept_version, detected_at FROM sophia.conflicts WHERE team_id = %s", (team,)):
-        recs.append({"id": content_id("conflict_", "team", iid, *versions), "detected_at": str(detected),
+        recs.append({"id": content_id("conflict_", "team", iid, str(detected)), "detected_at": str(detected),
                      "signal": "edited_on_two_machines", "resolution": "recency", "kept_id": iid,
                      "kept_version": kept, "superseded_id": iid,
                      "superseded_versions": [v for v in versions if v != kept], "team": team})

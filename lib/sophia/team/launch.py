@@ -31,6 +31,7 @@ def kick(home: Path, why: str) -> bool:
             return False
         lib = str(Path(__file__).resolve().parents[2])
         env = dict(os.environ, SOPHIA_HOME=str(home), PYTHONPATH=lib)
+        os.makedirs(os.path.join(home, "logs"), mode=0o700, exist_ok=True)
         log = open(os.path.join(home, "logs", "team.log"), "ab")  # noqa: SIM115 - handed to the child
         with log:
             subprocess.Popen([sys.executable, "-m", "sophia.team.background", why], stdin=subprocess.DEVNULL,

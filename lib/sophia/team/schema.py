@@ -7,7 +7,8 @@ Tables (schema ``sophia``):
 - ``memories``: one row per version of a shared item, keyed by (team_id, id, version). ``parents``
   names the versions an edit was based on; a version no other version names is a head; of several
   heads (the same id edited on two machines) the newest edit is ``active`` (the recency rule);
-- ``conflicts``: one record per set of concurrent heads.
+- ``conflicts``: one record per fork of an id (open while it has several heads; every version that was
+  a head meanwhile is listed; closed by an edit made after seeing them all).
 
 Row-level security (forced, so the owner obeys it too): a role reads and writes only the rows of teams
 in which it, or a role it is a member of, is listed in ``team_members``.
@@ -56,7 +57,9 @@ CREATE TABLE sophia.conflicts (
     versions text[] NOT NULL,
     kept_version text,
     detected_at timestamptz NOT NULL DEFAULT now(),
-    PRIMARY KEY (team_id, id, versions));
+    closed_at timestamptz,
+    PRIMARY KEY (team_id, id, detected_at));
+CREATE UNIQUE INDEX conflicts_open ON sophia.conflicts (team_id, id) WHERE closed_at IS NULL;
 """
 
 M002_SEARCH = """

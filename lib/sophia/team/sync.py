@@ -46,11 +46,19 @@ WHERE m.team_id = %(team)s AND m.id = v.id AND m.version = v.version
 """
 
 _CONFLICTS = """
-INSERT INTO sophia.conflicts (team_id, id, versions, kept_version)
+INSERT INTO sophia.conflicts AS c (team_id, id, versions, kept_version)
 SELECT team_id, id, array_agg(version ORDER BY version), max(version) FILTER (WHERE active)
 FROM sophia.memories WHERE team_id = %(team)s AND id = ANY (%(ids)s) AND is_head
 GROUP BY team_id, id HAVING count(*) > 1
-ON CONFLICT DO NOTHING
+ON CONFLICT (team_id, id) WHERE closed_at IS NULL DO UPDATE SET
+    versions = ARRAY(SELECT DISTINCT v FROM unnest(c.versions || EXCLUDED.versions) v ORDER BY v),
+    kept_version = EXCLUDED.kept_version
+"""
+
+_CLOSE = """
+UPDATE sophia.conflicts c SET closed_at = now()
+WHERE c.team_id = %(team)s AND c.id = ANY (%(ids)s) AND c.closed_at IS NULL
+  AND (SELECT count(*) FROM sophia.memories m WHERE m.team_id = c.team_id AND m.id = c.id AND m.is_head) <= 1
 """
 
 
@@ -135,6 +143,7 @@ def push_batch(conn: Any, rows: list[dict[str, Any]], cfg: dict[str, Any], vecs:
         cur.executemany(_INSERT, [_params(r, cfg, vecs, stamp) for r in rows])
         cur.execute(_HEADS, {"team": cfg["team"], "ids": ids})
         cur.execute(_CONFLICTS, {"team": cfg["team"], "ids": ids})
+        cur.execute(_CLOSE, {"team": cfg["team"], "ids": ids})
 
 
 def _after_push(rows: list[dict[str, Any]], book: dict[str, Any]) -> dict[str, dict[str, Any]]:
