@@ -8,6 +8,7 @@ import itertools
 import os
 import sys
 import tempfile
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR is not set")  # pgserver's platformdirs, at import
 _why = ""
 try:
     import pgvector  # noqa: F401

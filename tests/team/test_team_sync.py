@@ -173,3 +173,33 @@ def test_a_planted_secret_never_reaches_the_database(machines: Any, pg_server: A
         text = all_text(c)
     assert token not in text and "A1b2C3d4" not in text
     assert "vault" not in text  # refused whole: not even the clean rule went up
+
+
+def test_team_recall_finds_by_meaning_through_pgvector(machines: Any) -> None:
+    """A rule's local vector (what the embedding service wrote to index.db) is pushed with it; a query
+    vector near it finds it through the HNSW index even with no word in common."""
+    import sqlite3
+    from array import array
+
+    from sophia.index.db import connect
+    from sophia.team import db, recall
+
+    a, = _joined(machines, 1)
+    rule = learn(a.home, "Rotate the signing keys every quarter", "Security")
+    other = learn(a.home, "Prefer small pull requests", "Review")
+    dim = schema.EMBED_DIM
+    vec = [0.0] * dim
+    vec[5] = 1.0
+    far = [0.0] * dim
+    far[9] = 1.0
+    conn = connect(a.home)
+    try:
+        for iid, v in ((rule["id"], vec), (other["id"], far)):
+            conn.execute("INSERT OR REPLACE INTO vectors (item_id, content_hash, model, dim, vec) VALUES (?,?,?,?,?)",
+                         (iid, "h", "m", dim, sqlite3.Binary(array("f", v).tobytes())))
+    finally:
+        conn.close()
+    _sync(a)
+    with db.connect(a.cfg, a.home) as pg:
+        hits = recall.team_results(pg, "alpha", "cryptography hygiene", limit=5, vector=vec)
+    assert [h["id"] for h in hits][:1] == [rule["id"]] and hits[0]["relevance"] == 1.0
