@@ -59,6 +59,11 @@ def test_row_level_security_keeps_each_role_to_its_own_team(team_db: str, machin
         assert [r[0] for r in alice.execute("SELECT id FROM sophia.memories")] == [rule["id"]]
     p = s3(b, "team", "init", b.cfg["url"], "--team", "red")  # bob may not join red on his own
     assert p.returncode == 1 and "not a member of team 'red'" in p.stderr
+    b.cfg["team"] = "red"  # a config edited by hand to another team: the database refuses the rows
+    b.write_config()
+    learn(b.home, "Blue team: canary first", "Deploy")
+    p = s3(b, "team", "push")
+    assert p.returncode == 1 and "row-level security" in p.stderr and "Traceback" not in p.stderr, p.stderr
 
 
 def test_eight_concurrent_pushes_converge_with_nothing_lost(machines: Any) -> None:

@@ -178,12 +178,17 @@ def _sync(push: bool, pull: bool, json_out: bool) -> None:
     home = _home()
     cfg = _cfg(home)
     _driver()
+    import psycopg
+
     try:
         doc = run.sync(home, cfg, push=push, pull=pull)
     except collect.SecretRefused as exc:
         fail(str(exc))
     except db.TeamOffline as exc:
         _offline(exc)
+    except psycopg.Error as exc:  # a refused write (row-level security), a timeout: one line
+        fail(f"the team database refused the sync: {' '.join(str(exc).split())[:300]}",
+             hint="`s3 team status` shows the team and schema; nothing was lost (each batch is one transaction)")
     if json_out:
         emit_json(doc)
         return
