@@ -11,13 +11,16 @@ Pull: the active version of each id whose version differs from the ledger's is a
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
 from ..timeutil import iso
 from . import collect, ledger
 
-BATCH = 500
+BATCH = 1000  # rows per transaction
+PULL_BATCH = 10000  # rows applied per rewrite of the local files
+LEDGER_EVERY = 5.0  # seconds between ledger writes during a long push (and once at its end)
 
 _INSERT = """
 INSERT INTO sophia.memories AS m (team_id, id, version, parents, kind, project, text, body, deleted, confidence,
@@ -162,14 +165,20 @@ def push(conn: Any, home: Path, cfg: dict[str, Any], batch: int = BATCH) -> dict
     rows, book = plan_push(home, cfg)
     vecs = _vectors(home, [r["id"] for r in rows if not r.get("deleted")])
     sent = tombstones = 0
+    done: dict[str, dict[str, Any]] = {}
+    flushed = time.monotonic()
     for i in range(0, len(rows), batch):
         chunk = rows[i:i + batch]
         push_batch(conn, chunk, cfg, vecs)
         entries = _after_push(chunk, book)
-        ledger.record(home, cfg["team"], entries)  # after the commit: a crash here repeats, never loses
+        done.update(entries)
         book["items"].update(entries)
         sent += len(chunk)
         tombstones += sum(1 for r in chunk if r.get("deleted"))
+        if time.monotonic() - flushed > LEDGER_EVERY or i + batch >= len(rows):
+            # after the commits: a crash before this write only repeats upserts the server already has
+            ledger.record(home, cfg["team"], done)
+            done, flushed = {}, time.monotonic()
     return {"pushed": sent, "tombstones": tombstones}
 
 
@@ -197,7 +206,7 @@ def plan_pull(conn: Any, book: dict[str, Any], team: str) -> list[tuple[str, str
     return want
 
 
-def pull(conn: Any, home: Path, cfg: dict[str, Any], batch: int = BATCH) -> dict[str, Any]:
+def pull(conn: Any, home: Path, cfg: dict[str, Any], batch: int = PULL_BATCH) -> dict[str, Any]:
     from . import apply
 
     team = cfg["team"]
