@@ -6,9 +6,10 @@ bounded in time by that process itself). Nothing happens when team sync is not c
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
-from pathlib import Path
+
+TYPE_CHECKING = False  # the hook path imports nothing it does not use: no typing, pathlib or subprocess
+if TYPE_CHECKING:
+    from pathlib import Path
 
 SKIP_ENV = "SOPHIA_TEAM_SYNC"  # "0": never start a background sync (tests, CI)
 
@@ -17,7 +18,7 @@ def configured(home: Path) -> bool:
     import json
 
     try:
-        with open(home / "config.json", encoding="utf-8") as fh:
+        with open(os.path.join(home, "config.json"), encoding="utf-8") as fh:
             team = json.load(fh).get("team")
     except (OSError, ValueError, AttributeError):
         return False
@@ -29,7 +30,10 @@ def kick(home: Path, why: str) -> bool:
     try:
         if os.environ.get(SKIP_ENV) == "0" or not configured(home):
             return False
-        lib = str(Path(__file__).resolve().parents[2])
+        import subprocess
+        import sys
+
+        lib = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         env = dict(os.environ, SOPHIA_HOME=str(home), PYTHONPATH=lib)
         os.makedirs(os.path.join(home, "logs"), mode=0o700, exist_ok=True)
         log = open(os.path.join(home, "logs", "team.log"), "ab")  # noqa: SIM115 - handed to the child
