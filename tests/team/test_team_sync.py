@@ -203,3 +203,18 @@ def test_team_recall_finds_by_meaning_through_pgvector(machines: Any) -> None:
     with db.connect(a.cfg, a.home) as pg:
         hits = recall.team_results(pg, "alpha", "cryptography hygiene", limit=5, vector=vec)
     assert [h["id"] for h in hits][:1] == [rule["id"]] and hits[0]["relevance"] == 1.0
+
+
+def test_episodes_are_shared_only_for_projects_opted_in(machines: Any) -> None:
+    from sophia.episode_store import read_index, upsert_episode
+
+    a, b = _joined(machines, 2)
+    a.cfg["share_episodes"] = ["/work/shared-app"]
+    for eid, project in (("ep_shared0001", "/work/shared-app"), ("ep_mine000001", "/work/other")):
+        upsert_episode({"id": eid, "project": project, "goal_summary": f"fix the flaky login test in {project}",
+                        "outcome": "SUCCESS", "timestamp": "2026-02-01T10:00:00Z", "actions": []}, a.home)
+    _sync(a), _sync(b)
+    assert [e["id"] for e in read_index(b.home)["entries"]] == ["ep_shared0001"]
+    assert [r["id"] for r in s3_json(b, "recall", "flaky login")["results"]] == ["ep_shared0001"]
+    a.cfg["share_episodes"] = []  # opting out later shares nothing more and deletes nothing anywhere
+    assert _sync(a)["push"] == {"pushed": 0, "tombstones": 0}

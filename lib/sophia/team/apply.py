@@ -93,10 +93,10 @@ def _apply_items(home: Path, stem: str, rows: list[tuple[Any, ...]], book: dict[
 
 
 def _apply_episodes(home: Path, rows: list[tuple[Any, ...]], book: dict[str, Any], summary: dict[str, Any]) -> None:
-    from ..episode_store import episode_path
+    from ..episode_store import episode_path, index_entry, upsert_index_entries
     from ..memory import indexing
 
-    changed, gone = [], []
+    changed, gone, entries = [], [], []
     for iid, _v, _k, body, deleted, _c, _n in rows:
         p = episode_path(iid, home)
         if not _may_replace(iid, p.exists(), book):
@@ -109,7 +109,10 @@ def _apply_episodes(home: Path, rows: list[tuple[Any, ...]], book: dict[str, Any
             continue
         ep = _body(body)
         write_json_atomic(p, ep)
+        entries.append(index_entry(ep))
         changed.append(indexing.episode_item(ep))
+    if entries:
+        upsert_index_entries(entries, home)  # episodes/index.json: what SessionStart lists
     indexing.upsert(changed, home)
     indexing.delete(gone, home)
     summary["applied"] += len(changed)
