@@ -3,7 +3,8 @@
 # and our hook entries merged into Claude Code's settings.json. Safe to run again (an upgrade).
 # A first install in a terminal asks once whether to turn automatic learning on (off otherwise).
 #
-# Usage: ./install.sh [--yes] [--project DIR] [--no-embeddings] [--dry-run] [-h]
+# Usage: ./install.sh [--yes] [--project DIR] [--no-embeddings] [--team] [--dry-run] [-h]
+#   --team: also the team extra (psycopg, pgvector) for `s3 team`: shared memory in PostgreSQL
 #
 # Environment:
 #   SOPHIA_HOME          state folder (default ~/.sophia); the venv and kit live inside it
@@ -33,7 +34,7 @@ PROG=install.sh SCRIPT=${BASH_SOURCE[0]}
 . "$SOPHIA_SRC/scripts/common.sh"
 
 parse_args() {
-  ASSUME_YES=0 PROJECT_DIR='' EMBEDDINGS=1 DRY_RUN=0
+  ASSUME_YES=0 PROJECT_DIR='' EMBEDDINGS=1 TEAM=0 DRY_RUN=0
   while (($#)); do
     case $1 in
       -y | --yes) ASSUME_YES=1 ;;
@@ -44,6 +45,7 @@ parse_args() {
         ;;
       --project=*) PROJECT_DIR=${1#*=} ;;
       --no-embeddings) EMBEDDINGS=0 ;;
+      --team) TEAM=1 ;;
       --dry-run | -n) DRY_RUN=1 ;;
       -h | --help)
         usage
@@ -242,6 +244,10 @@ step_packages() {
   else
     say "installing sophia-system3 from $SOPHIA_SRC (no embeddings: keyword recall only)"
     pip_install "$SOPHIA_SRC"
+  fi
+  if [[ $TEAM == 1 ]]; then
+    say "installing sophia-system3[team] (psycopg, pgvector: team memory in PostgreSQL, about 10 MB)"
+    pip_install "${SOPHIA_SRC}[team]"
   fi
   S3_BIN=$(dirname "$VENV_PY")/s3
   if [[ $DRY_RUN == 0 ]]; then

@@ -28,6 +28,8 @@ ORDER = [
     "embed_client", "index",
     # features built on the index
     "embed", "ingest", "guardian", "memory", "identity_md",
+    # team memory: the shared replica in PostgreSQL (its launcher is standard library only)
+    "team",
     # the learning loop: the digest's condensed input, zero-token learners, the digest queue and worker
     "learning",
     # entry points: hook modules, the installer's helpers, the LoCoMo evaluation, the web viewer, the s3 CLI

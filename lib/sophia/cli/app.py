@@ -38,6 +38,7 @@ def _register() -> None:
         cmd_portable,
         cmd_recall,
         cmd_reflect,
+        cmd_team,
         cmd_ui,
         cmd_uninstall,
     )

@@ -43,6 +43,7 @@ def recall(
                           "semantic parts, boosts, absolute relevance) and whether the prompt hook would "
                           "inject it (its own gate, for a prompt typed in --project or the current directory).")
     ] = False,
+    team: Annotated[bool, typer.Option("--team", help="Also search the team database (s3 team init).")] = False,
     json_out: JsonOpt = False,
 ) -> None:
     """Search memory: keyword tier (BM25 over FTS5) fused with the semantic tier when it is warm.
@@ -56,6 +57,10 @@ def recall(
 
     if explain and queries is not None:
         usage("--explain takes one QUERY, not --queries")
+    if team and query is not None:
+        from .cmd_team import team_recall
+
+        return team_recall(query, limit=limit, types=type_ or None, project=project, json_out=json_out)
     rc = run_recall(query, limit=limit, types=type_ or None, project=project, as_of=as_of, known_at=known_at,
                     queries=queries, json_out=json_out, explain=explain)
     if rc:

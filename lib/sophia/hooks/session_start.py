@@ -222,6 +222,9 @@ def main() -> None:
     home = paths.sophia_home()
     if not home.is_dir():
         return
+    from ..team.launch import kick
+
+    kick(home, "session start")  # detached, returns at once; nothing when team sync is not configured
     cfg = load_config(home)
     if not cfg["context"]["session_start_enabled"]:
         return

@@ -133,6 +133,10 @@ def drain(st: Settings) -> dict[str, Any]:
             break
         st.say("a job came in as the worker went idle: draining again")
     st.say(f"digest worker stops: {summary['stopped']}")
+    if summary["done"]:
+        from ..team.launch import kick
+
+        kick(st.home, "after digest")  # detached; nothing when team sync is not configured
     return summary
 
 

@@ -1,0 +1,87 @@
+"""Team recall: keyword hits through Postgres full-text search (GIN over a tsvector), semantic hits
+through pgvector (HNSW, cosine), fused with :func:`sophia.index.search.fuse` and adjusted with
+:func:`sophia.index.search.adjust` exactly as local recall fuses its own tiers; then merged with the
+local results (a local item wins over the team's copy of the same id)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+K = 100
+_TYPES = {"rule": "rule", "fact": "fact", "procedure": "procedure", "episode": "episode", "guardian": "guardian"}
+
+
+def _tsquery(query: str) -> str:
+    """An OR query of the words (local recall is a disjunction scored by BM25, not a conjunction)."""
+    words = sorted({w.lower() for w in re.findall(r"\w+", query) if len(w) > 1})
+    return " | ".join(f"'{w}'" for w in words[:64])
+
+
+def keyword_hits(conn: Any, team: str, query: str, k: int = K) -> dict[str, tuple[float, dict[str, Any]]]:
+    q = _tsquery(query)
+    if not q:
+        return {}
+    sql = ("SELECT id, kind, text, project, event_time, edited_at, origin_machine, ts_rank_cd(tsv, q) AS r "
+           "FROM sophia.memories, to_tsquery('english', %s) q "
+           "WHERE team_id = %s AND active AND NOT deleted AND tsv @@ q ORDER BY r DESC LIMIT %s")
+    return {r[0]: (float(r[7]), _row(r)) for r in conn.execute(sql, (q, team, k))}
+
+
+def semantic_hits(conn: Any, team: str, vector: list[float] | None, k: int = K) -> dict[str, tuple[float, dict[str, Any]]]:
+    if not vector:
+        return {}
+    import numpy as np
+
+    conn.execute("SET hnsw.iterative_scan = relaxed_order")
+    sql = ("SELECT id, kind, text, project, event_time, edited_at, origin_machine, embedding <=> %s AS d "
+           "FROM sophia.memories WHERE team_id = %s AND active AND NOT deleted AND embedding IS NOT NULL "
+           "ORDER BY embedding <=> %s LIMIT %s")
+    v = np.array(vector, dtype=np.float32)
+    return {r[0]: (1.0 - float(r[7]), _row(r)) for r in conn.execute(sql, (v, team, v, k))}
+
+
+def _row(r: tuple[Any, ...]) -> dict[str, Any]:
+    return {"id": r[0], "type": _TYPES.get(r[1], r[1]), "text": r[2], "project": r[3],
+            "event_time": r[4].isoformat() if r[4] else None, "timestamp": r[5].isoformat() if r[5] else None,
+            "temporality": None, "meta": "{}", "origin_machine": r[6]}
+
+
+def query_vector(query: str, home: Path | None) -> list[float] | None:
+    """The query's embedding from the local service when it is warm (None: keyword only)."""
+    try:
+        from ..embed_client import client
+
+        vecs = client.embed([query], home=home, timeout=2.0, start=False)
+    except Exception:  # noqa: BLE001 - the semantic tier is optional
+        return None
+    return vecs[0] if vecs else None
+
+
+def team_results(conn: Any, team: str, query: str, *, limit: int, vector: list[float] | None) -> list[dict[str, Any]]:
+    from ..index.search import DEFAULT_KNOBS, adjust, fuse, parse_as_of, semantic_relevance
+
+    kw = keyword_hits(conn, team, query)
+    sem = semantic_hits(conn, team, vector)
+    rows = {iid: row for iid, (_, row) in {**sem, **kw}.items()}
+    fused = fuse({i: s for i, (s, _) in kw.items()}, {i: c for i, (c, _) in sem.items()}, DEFAULT_KNOBS)
+    at, _ = parse_as_of(None)
+    out = []
+    for iid, s in fused.items():
+        row = rows[iid]
+        score = adjust(s, row, at, DEFAULT_KNOBS)
+        rel = max(1.0 if iid in kw else 0.0, semantic_relevance(sem[iid][0], DEFAULT_KNOBS) if iid in sem else 0.0)
+        out.append({"id": iid, "type": row["type"], "text": row["text"], "score": round(score, 6),
+                    "relevance": round(min(rel, 1.0), 4), "source_ids": [], "timestamp": row["timestamp"],
+                    "event_time": row["event_time"], "project": row["project"], "team": team,
+                    "origin_machine": row["origin_machine"]})
+    out.sort(key=lambda r: (-r["score"], r["id"]))
+    return out[:limit]
+
+
+def merge(local: list[dict[str, Any]], team: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
+    seen = {r["id"] for r in local}
+    both = local + [r for r in team if r["id"] not in seen]
+    both.sort(key=lambda r: (-r["score"], r["id"]))
+    return both[:limit]
