@@ -33,7 +33,7 @@ _db_no = itertools.count()
 def pg_server() -> Iterator[Any]:
     if _why:
         pytest.skip(_why)
-    from pg import Server
+    from .pg import Server
 
     root = Path(tempfile.mkdtemp(prefix="sophia-pg-"))
     srv = Server(root / "pg")
@@ -88,7 +88,7 @@ class Machine:
 @pytest.fixture
 def machines(team_db: str, tmp_path: Path, pg_server: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
     """Factory: machines(n) -> n Machines of team 'alpha' on a migrated database (admin role)."""
-    from pg import ADMIN_PASSWORD
+    from .pg import ADMIN_PASSWORD
 
     monkeypatch.setenv("SOPHIA_TEAM_PASSWORD", ADMIN_PASSWORD)
     monkeypatch.setenv("SOPHIA_TEAM_SYNC", "0")

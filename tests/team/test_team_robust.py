@@ -13,10 +13,11 @@ from typing import Any
 
 import psycopg
 import pytest
-from helpers import ROOT, learn, s3, s3_json
-from pg import ADMIN_PASSWORD
 
 from sophia.team import config, run, schema
+
+from .helpers import ROOT, learn, s3, s3_json
+from .pg import ADMIN_PASSWORD
 
 
 def _admin(url: str) -> Any:
@@ -32,7 +33,7 @@ def _joined(ms: list[Any]) -> list[Any]:
 
 
 def test_row_level_security_keeps_each_role_to_its_own_team(team_db: str, machines: Any) -> None:
-    from conftest import Machine
+    from .conftest import Machine
 
     with _admin(team_db) as c:
         schema.migrate(c)

@@ -7,9 +7,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import all_text, learn, s3, s3_json
 
 from sophia.team import config, run, schema
+
+from .helpers import all_text, learn, s3, s3_json
 
 
 def _sync(m: Any, push: bool = True, pull: bool = True) -> dict[str, Any]:
@@ -35,7 +36,7 @@ def test_a_url_with_a_password_is_refused_and_nothing_is_written(tmp_path: Path)
     with pytest.raises(config.TeamConfigError, match="carries a password"):
         config.check_url("postgresql://alice:hunter2@db.example/team")
     assert config.check_url("postgresql://alice@db.example:5432/team")
-    from conftest import Machine
+    from .conftest import Machine
 
     m = Machine(tmp_path / "h", "m", "x", "pw")
     p = s3(m, "team", "init", "postgresql://alice:hunter2@127.0.0.1/team")
@@ -57,7 +58,8 @@ def test_a_password_file_readable_by_others_is_refused(sophia_home: Path, monkey
 
 def test_migrations_are_ordered_recorded_and_applied_once(team_db: str, pg_server: Any) -> None:
     import psycopg
-    from pg import ADMIN_PASSWORD
+
+    from .pg import ADMIN_PASSWORD
 
     with psycopg.connect(team_db, password=ADMIN_PASSWORD, autocommit=True) as c:
         assert schema.migrate(c) == [n for n, _ in schema.MIGRATIONS]
@@ -167,7 +169,8 @@ def test_a_planted_secret_never_reaches_the_database(machines: Any, pg_server: A
     p = s3(a, "team", "push")
     assert p.returncode == 1 and "looks like a secret" in p.stderr and "nothing was uploaded" in p.stderr
     import psycopg
-    from pg import ADMIN_PASSWORD
+
+    from .pg import ADMIN_PASSWORD
 
     with psycopg.connect(a.cfg["url"], password=ADMIN_PASSWORD, autocommit=True) as c:
         text = all_text(c)
