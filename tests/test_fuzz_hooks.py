@@ -222,3 +222,19 @@ def test_hook_code_never_writes_to_shared_tmp() -> None:
 def test_every_registered_hook_is_fuzzed() -> None:
     """The fuzz set is the hooks folder: each hook Claude Code runs is in it, so none escapes the fuzzing."""
     assert {h.stem for h in HOOKS} >= set(HOOK_EVENTS), sorted(h.stem for h in HOOKS)
+
+
+def test_a_hook_that_spins_stops_itself_and_exits_0(tmp_path: Path) -> None:
+    """A bug that loops forever in a hook's main (as `context.squeeze` once did) ends at the hook's own
+    time limit with one line, exit 0, instead of spinning on after Claude Code gave up on it."""
+    import subprocess
+    import sys
+    import time
+
+    code = "from sophia.hooks.runtime import run\ndef spin():\n    while True:\n        pass\nrun('spin', spin)"
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "lib"), "SOPHIA_HOOK_TIME_LIMIT": "0.5",
+           "SOPHIA_HOME": str(tmp_path / ".sophia")}
+    t0 = time.monotonic()
+    r = subprocess.run([sys.executable, "-S", "-c", code], env=env, capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0 and time.monotonic() - t0 < 10
+    assert r.stderr.strip().splitlines() == ["sophia spin: TimeoutError: ran past its 0.5 s time limit"], r.stderr

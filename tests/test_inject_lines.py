@@ -265,3 +265,12 @@ def test_a_long_lesson_is_squeezed_in_its_quoted_parts_not_cut_before_its_fix() 
     assert line.endswith("`make -C agents/binary` worked"), line
     assert "`cd agent" in line and "fails with `Error" in line and len(line) <= 150
     assert context.squeeze("when `a` fails, `b` worked", 10) == "when `a` fails, `b` worked"  # nothing to squeeze
+
+
+@pytest.mark.timeout(20)
+def test_squeeze_always_ends() -> None:
+    """A quoted part of nine characters cannot get shorter by one with its ellipsis: the loop stops
+    (it spun forever in the prompt hook on a real session's procedure)."""
+    text = "when `abcdefghi` fails with `xyzxyzxyz`, `fix` worked " + "x" * 200
+    for room in range(10, 120, 7):
+        assert len(context.squeeze(text, room)) >= 10

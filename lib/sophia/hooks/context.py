@@ -191,7 +191,7 @@ def squeeze(text: str, room: int) -> str:
         a, b = max(spans, key=lambda sp: sp[1] - sp[0])
         over = len(text) - room
         keep = max(8, (b - a - 2) - over - 1)
-        if keep >= b - a - 2:
+        if keep + 1 >= b - a - 2:  # the span would not get shorter ("…" takes a character)
             break
         short = "`" + text[a + 1:a + 1 + keep] + "…`"
         text = text[:a] + short + text[b:]

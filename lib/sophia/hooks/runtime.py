@@ -68,10 +68,28 @@ def emit_context(event: str, text: str) -> None:
     sys.stdout.flush()
 
 
+TIME_LIMIT_S = 20.0  # past the longest timeout hooks.json gives Claude Code (10 s): a hook never spins on
+
+
+def _time_limit(seconds: float) -> None:
+    """Raise TimeoutError in this process after ``seconds`` (a fork's child does not inherit it)."""
+    import signal
+
+    def on_alarm(_sig: int, _frame: Any) -> None:
+        raise TimeoutError(f"ran past its {seconds:g} s time limit")
+
+    try:
+        signal.signal(signal.SIGALRM, on_alarm)
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+    except (ValueError, OSError, AttributeError):
+        pass
+
+
 def run(name: str, main: Callable[[], None]) -> None:
-    """Run a hook's ``main``; any failure -> one log line, one stderr line, exit 0."""
+    """Run a hook's ``main``; any failure (a time-out included) -> one log line, one stderr line, exit 0."""
     if guarded():
         sys.exit(0)
+    _time_limit(float(os.environ.get("SOPHIA_HOOK_TIME_LIMIT") or TIME_LIMIT_S))
     try:
         main()
     except SystemExit as exc:
