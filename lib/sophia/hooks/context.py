@@ -180,23 +180,36 @@ def item_lines(it: dict[str, Any], n: int, now: datetime, bits: str | None = Non
 
 LESSONS = frozenset({"procedure", "rule", "causal"})
 _CODE = re.compile(r"`[^`]+`")
+_AFTER = re.compile(r"\s*\((?:after|then|once|before)\b.*\)\s*$")
+SQUEEZE_MIN = 10  # characters a shortened quoted part keeps
 
 
 def squeeze(text: str, room: int) -> str:
-    """``text`` in ``room`` characters by shortening its quoted commands and errors (the longest first,
-    never the last: a lesson's fix comes last, "when `X` fails with `E`, `Y` worked") before its end
-    is cut."""
-    spans = [m.span() for m in _CODE.finditer(text)][:-1]
-    while len(text) > room and spans:
-        a, b = max(spans, key=lambda sp: sp[1] - sp[0])
-        over = len(text) - room
-        keep = max(8, (b - a - 2) - over - 1)
-        if keep + 1 >= b - a - 2:  # the span would not get shorter ("…" takes a character)
+    """``text`` in ``room`` characters before its end is cut: drop a trailing "(after ...)", then shorten
+    its quoted commands and errors, the longest first, each once, never the fix ("`Y` worked", else the
+    last quoted part): "when `X` fails with `E`, `Y` worked" keeps Y."""
+    if len(text) <= room:
+        return text
+    text = _AFTER.sub("", text)
+    spans = [m.span() for m in _CODE.finditer(text)]
+    fix = next((k for k, (_, b) in enumerate(spans) if text[b:b + 7] == " worked"), len(spans) - 1)
+    keep = {k: b - a - 2 for k, (a, b) in enumerate(spans) if k != fix}
+    over = len(text) - room
+    for k in sorted(keep, key=lambda k: -keep[k]):
+        if over <= 0:
             break
-        short = "`" + text[a + 1:a + 1 + keep] + "…`"
-        text = text[:a] + short + text[b:]
-        spans = [m.span() for m in _CODE.finditer(text)][:-1]
-    return text
+        new = max(SQUEEZE_MIN, keep[k] - over - 1)
+        if new + 1 < keep[k]:
+            over -= keep[k] - new - 1
+            keep[k] = new
+        else:
+            del keep[k]
+    out, last = [], 0
+    for k, (a, b) in enumerate(spans):
+        if k in keep and keep[k] < b - a - 2:
+            out += [text[last:a], "`", text[a + 1:a + 1 + keep[k]], "…`"]
+            last = b
+    return "".join(out) + text[last:]
 
 
 def _rank(it: dict[str, Any]) -> int:
