@@ -107,6 +107,11 @@ def test_seed_5_3_capability_rules_with_outcomes(home: Path) -> None:
     assert list(caps) == ["Python"] and caps["Python"]["proficiency"] == 1.0
     apply("reflection", {"capability_updates": [{"domain": "Go", "proficiency_delta": -0.9}]}, home)
     assert self_model(home)["capabilities"]["Go"]["proficiency"] == 0.0
+    # each applied change is in the history the viewer charts; the same result again adds nothing
+    apply("reflection", {"capability_updates": [{"domain": "Go", "proficiency_delta": -0.9}]}, home)
+    hist = [json.loads(line) for line in (home / "logs" / "capabilities.jsonl").read_text().splitlines()]
+    assert [(h["domain"], h["proficiency"]) for h in hist] == [("Python", 0.565), ("Python", 1.0), ("Go", 0.0)]
+    assert all(h["at"] and h["digest"] and h["experience_count"] >= 0 for h in hist)
 
 
 def test_gaps_and_goals_are_deduplicated(home: Path) -> None:

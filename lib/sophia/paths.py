@@ -103,6 +103,11 @@ def logs_dir(home: Path | None = None) -> Path:
     return (home or sophia_home()) / "logs"
 
 
+def capability_history_path(home: Path | None = None) -> Path:
+    """One line per applied capability change (reflection): what the self-model keeps only as 'now'."""
+    return logs_dir(home) / "capabilities.jsonl"
+
+
 def buffers_dir(home: Path | None = None) -> Path:
     """Per-session action buffers (PostToolUse), private to the user."""
     return (home or sophia_home()) / "buffers"

@@ -9,6 +9,7 @@ crash half-way does not double-count. The terminal creed is never written by any
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from collections.abc import Callable
 from datetime import datetime, timedelta
@@ -315,6 +316,7 @@ def apply_reflection(r: ReflectionResult, dg: str, home: Path, at: datetime) -> 
         return {"capability_updates": caps, "knowledge_gaps_added": gaps, "suggested_goals_added": goals}
 
     changes.update(_update_self_model(home, mutate))
+    _log_capabilities(changes["capability_updates"], dg, home, at)
     analyzed: list[dict[str, Any]] = []
     unknown: list[str] = []
     reindex: list[dict[str, Any]] = []
@@ -334,6 +336,14 @@ def apply_reflection(r: ReflectionResult, dg: str, home: Path, at: datetime) -> 
     changes["links_added"] = _write_links(resolved, home)
     changes["facts_now_historical"] = digest_prospective(home, at)
     return changes
+
+
+def _log_capabilities(caps: list[dict[str, Any]], dg: str, home: Path, at: datetime) -> None:
+    """Append each applied capability change to the history the viewer charts (the self-model keeps only
+    the current values); a digest applied again changes nothing, so logs nothing."""
+    for c in caps:
+        line = {"at": iso(at), "domain": c["domain"], "digest": dg, **c["after"]}
+        append_line(paths.capability_history_path(home), json.dumps(line, ensure_ascii=False))
 
 
 def _attach_lessons(eid: str, r: ReflectionResult, home: Path, at: datetime) -> tuple[dict[str, Any] | None, bool]:

@@ -68,9 +68,11 @@ class Pages:
         by_project = _per_project_chart(g["projects"], weeks)
         steps_chart = charts.bars(weeks, [w["steps_per_episode"] or 0 for w in g["weeks"]], "steps per episode")
         caps_chart = charts.bars([n for n, _ in caps][:12], [r["proficiency"] for _, r in caps][:12], "proficiency")
+        hist = data.capability_history(self.home)
+        caps_history = charts.lines(hist["days"], hist["series"], top=1.0, title="proficiency by day")
         gd = self.guardian_log.get() or data.guardian_empty()
         return self.render(request, "overview.html", sm=sm, caps=caps, growth=g, growth_chart=growth_chart,
-                           steps_chart=steps_chart, caps_chart=caps_chart, by_project=by_project, guardian_chart=_guardian_chart(gd),
+                           steps_chart=steps_chart, caps_chart=caps_chart, caps_history=caps_history, by_project=by_project, guardian_chart=_guardian_chart(gd),
                            guardian=gd["summary"], storage=self.storage.get() or {"sizes": {}, "home": str(self.home),
                                                                                    "index_error": "measuring…"})
 

@@ -22,6 +22,33 @@ def self_model(home: Path) -> dict[str, Any]:
     return load_model(paths.self_model_path(home), SelfModel, _default_self_model).model_dump(mode="json")
 
 
+def capability_history(home: Path, top: int = 5) -> dict[str, Any]:
+    """The ``top`` domains (by current proficiency) over the days their proficiency changed, each day's
+    last value carried forward: {"days": [...], "series": {domain: [value or None, ...]}}."""
+    import json
+
+    by_day: dict[str, dict[str, float]] = {}
+    try:
+        lines = paths.capability_history_path(home).read_text(encoding="utf-8").splitlines()
+    except OSError:
+        lines = []
+    for line in lines:
+        try:
+            rec = json.loads(line)
+            by_day.setdefault(str(rec["at"])[:10], {})[str(rec["domain"])] = float(rec["proficiency"])
+        except (ValueError, KeyError, TypeError):
+            continue  # a torn or foreign line is skipped, not fatal
+    days = sorted(by_day)
+    last: dict[str, float] = {}
+    cols: dict[str, list[float | None]] = {}
+    for i, day in enumerate(days):
+        last.update(by_day[day])
+        for dom, val in last.items():
+            cols.setdefault(dom, [None] * len(days))[i] = val
+    keep = sorted(cols, key=lambda d: -(last.get(d) or 0.0))[:top]
+    return {"days": days, "series": {d: cols[d] for d in keep}}
+
+
 def growth(home: Path, top: int = 4) -> dict[str, Any]:
     """Episodes per week (learning/metrics: all projects, and the busiest ``top`` ones apart) and the
     4-week trend ``s3 status`` shows."""
