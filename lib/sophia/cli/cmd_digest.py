@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
 from .app import app
 from .cmd_core import JsonOpt
-from .output import console, emit_json, fail, usage
+from .output import console, emit_json, existing_home, fail, usage
 
 digest_app = typer.Typer(
     name="digest",
@@ -18,15 +18,6 @@ digest_app = typer.Typer(
     no_args_is_help=True,
 )
 app.add_typer(digest_app, name="digest")
-
-
-def _home() -> Any:
-    from .. import paths
-
-    home = paths.sophia_home()
-    if not home.is_dir():
-        fail(f"{home} does not exist", hint="run `s3 init` (or ./install.sh) first")
-    return home
 
 
 def _when(at: float) -> str:
@@ -43,7 +34,7 @@ def list_jobs(json_out: JsonOpt = False) -> None:
     from ..learning import ledger, queue
     from ..paths import config_path
 
-    home = _home()
+    home = existing_home()
     jobs = queue.jobs(home)
     cfg = load(config_path(home))[0]
     summary = ledger.summary(home, bool(cfg.get("learning_enabled")), cfg)
@@ -72,7 +63,7 @@ def run(
     """
     from ..learning import worker
 
-    home = _home()
+    home = existing_home()
     say = (lambda _msg: None) if json_out else (lambda msg: console().print(msg))
     st = worker.Settings(home, prompt_dir=prompt_dir or worker.PROMPT_DIR, once=once, respect_switch=False, say=say)
     summary = worker.drain(st)
@@ -94,7 +85,7 @@ def retry(
     """Put a parked job (or every one, with --all) back in the queue, due now, its attempts reset."""
     from ..learning import queue
 
-    home = _home()
+    home = existing_home()
     if bool(job_id) == all_:
         usage("give a job id or --all (not both)")
     ids = [j["id"] for j in queue.jobs(home, ("parked",))] if all_ else [job_id or ""]
@@ -115,7 +106,7 @@ def drop(
     """Delete a job that is not running (its session is then never digested, unless queued again)."""
     from ..learning import queue
 
-    state = queue.drop(_home(), job_id)
+    state = queue.drop(existing_home(), job_id)
     if state is None:
         usage(f"no job {job_id!r}", hint="see `s3 digest list`")
     if state == "running":

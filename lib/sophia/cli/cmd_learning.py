@@ -10,16 +10,7 @@ import typer
 
 from .app import app
 from .cmd_core import JsonOpt
-from .output import console, emit_json, fail, interrupted, usage
-
-
-def _home() -> Any:
-    from .. import paths
-
-    home = paths.sophia_home()
-    if not home.is_dir():
-        fail(f"{home} does not exist", hint="run `s3 init` (or ./install.sh) first")
-    return home
+from .output import console, emit_json, existing_home, fail, interrupted, usage
 
 
 def _progress_bar(total_hint: list[int]) -> tuple[Any, Any]:
@@ -94,7 +85,7 @@ def backfill(
     except ValueError:
         usage(f"--since {since!r} is not a date", hint="give it as YYYY-MM-DD")
     root = (source.expanduser() if source else bf.projects_dir())
-    home = _home()
+    home = existing_home()
     done = [0]
     bar = None
     if not json_out and not dry_run and sys.stderr.isatty():
@@ -159,7 +150,7 @@ def metrics(
     """
     from ..learning.metrics import series, trend_line
 
-    data = series(_home(), str(project.expanduser().resolve()) if project else None)
+    data = series(existing_home(), str(project.expanduser().resolve()) if project else None)
     if json_out:
         emit_json(data)
         return

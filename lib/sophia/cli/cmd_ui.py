@@ -8,7 +8,7 @@ import typer
 
 from .app import app
 from .cmd_core import JsonOpt
-from .output import FAILED, emit_json, fail, usage
+from .output import FAILED, emit_json, existing_home, fail, usage
 
 ui_app = typer.Typer(
     name="ui",
@@ -16,15 +16,6 @@ ui_app = typer.Typer(
     invoke_without_command=True,
 )
 app.add_typer(ui_app, name="ui")
-
-
-def _home() -> Any:
-    from .. import paths
-
-    home = paths.sophia_home()
-    if not home.is_dir():
-        fail(f"{home} does not exist", hint="run `s3 init` (or ./install.sh) first")
-    return home
 
 
 @ui_app.callback()
@@ -51,7 +42,7 @@ def ui(
         return
     if not 0 <= port <= 65535:
         usage(f"--port must be between 0 and 65535, not {port}")
-    home = _home()
+    home = existing_home()
     addr = host or "127.0.0.1"
     if host is not None and host not in ("127.0.0.1", "localhost", "::1"):
         typer.echo(f"s3 ui: warning: listening on {host}, not only on this machine: anyone who can reach it "
@@ -114,7 +105,7 @@ def stop(json_out: JsonOpt = False) -> None:
     """Stop the viewer `s3 ui --detach` started."""
     from ..ui import server
 
-    out = server.stop(_home())
+    out = server.stop(existing_home())
     if json_out:
         emit_json(out)
         return

@@ -55,3 +55,13 @@ def error_hint(exc: SophiaError) -> str:
     if not hint and isinstance(exc, StateFileError):
         hint = "run `s3 doctor --repair` to set it aside and restore it"
     return hint
+
+
+def existing_home() -> Any:
+    """The state home, or a clear error (exit 1) when it was never created."""
+    from .. import paths
+
+    home = paths.sophia_home()
+    if not home.is_dir():
+        fail(f"{home} does not exist", hint="run `s3 init` (or ./install.sh) first")
+    return home
