@@ -85,6 +85,17 @@ def set_config(home: Path, **values: Any) -> None:
     write_json_atomic(paths.config_path(home), cfg)
 
 
+def tool_call_lines(project: Path, i: int, tool: str, inp: dict[str, Any], result: str,
+                    error: bool) -> list[dict[str, Any]]:
+    """The two transcript lines of one tool call (call i, second i of 2026-11-20 10:00) and its result."""
+    return [{"type": "assistant", "cwd": str(project), "timestamp": f"2026-11-20T10:00:0{i}.000Z",
+             "message": {"role": "assistant", "content": [{"type": "tool_use", "id": f"t{i}", "name": tool,
+                                                           "input": inp}]}},
+            {"type": "user", "cwd": str(project), "timestamp": f"2026-11-20T10:00:0{i}.500Z",
+             "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{i}",
+                                                      "content": result, "is_error": error}]}}]
+
+
 def run_s3(args: list[str], env: dict[str, str], input: str | None = None):  # type: ignore[no-untyped-def]
     import subprocess
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from conftest import LIB, ROOT, set_config, wait_for
+from conftest import LIB, ROOT, set_config, tool_call_lines, wait_for
 from sophia import paths
 from sophia.learning import queue
 from sophia.locking import locked
@@ -41,12 +41,7 @@ def transcript(tmp_path: Path, project: Path, name: str) -> Path:
                                     "message": {"role": "user", "content": "make the tests pass"}}]
 
     def call(i: int, tool: str, inp: dict[str, Any], result: str, error: bool) -> None:
-        lines.append({"type": "assistant", "cwd": str(project), "timestamp": f"2026-11-20T10:00:0{i}.000Z",
-                      "message": {"role": "assistant", "content": [
-                          {"type": "tool_use", "id": f"t{i}", "name": tool, "input": inp}]}})
-        lines.append({"type": "user", "cwd": str(project), "timestamp": f"2026-11-20T10:00:0{i}.500Z",
-                      "message": {"role": "user", "content": [
-                          {"type": "tool_result", "tool_use_id": f"t{i}", "content": result, "is_error": error}]}})
+        lines.extend(tool_call_lines(project, i, tool, inp, result, error))
 
     call(1, "Bash", {"command": "pytest -q"}, "Exit code 1\nE   ModuleNotFoundError: No module named 'widgets'", True)
     call(2, "Edit", {"file_path": f"{project}/src/widgets.py", "old_string": "a", "new_string": "b"}, "ok", False)

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from conftest import ROOT, run_s3
+from conftest import ROOT, run_s3, tool_call_lines
 
 QUERIES = ["widgets module tests", "build python version", "blue green deploy canary", "walrus sanctuary trip"]
 SECRET = "sk-live-Zx9Qw8Er7Ty6Ui5Op4As3Df2"
@@ -27,12 +27,7 @@ def transcript(tmp_path: Path, project: Path) -> Path:
             ("Bash", {"command": "pytest -q"}, "E   ModuleNotFoundError: No module named 'widgets'", True),
             ("Edit", {"file_path": f"{project}/src/widgets.py", "old_string": "a", "new_string": "b"}, "ok", False),
             ("Bash", {"command": "pytest -q --import-mode=importlib"}, "3 passed in 0.1s", False)], 1):
-        lines.append({"type": "assistant", "cwd": str(project), "timestamp": f"2026-11-20T10:00:0{i}.000Z",
-                      "message": {"role": "assistant", "content": [
-                          {"type": "tool_use", "id": f"t{i}", "name": tool, "input": inp}]}})
-        lines.append({"type": "user", "cwd": str(project), "timestamp": f"2026-11-20T10:00:0{i}.500Z",
-                      "message": {"role": "user", "content": [
-                          {"type": "tool_result", "tool_use_id": f"t{i}", "content": result, "is_error": err}]}})
+        lines += tool_call_lines(project, i, tool, inp, result, err)
     lines.append({"type": "assistant", "cwd": str(project), "timestamp": "2026-11-20T10:00:09.000Z",
                   "message": {"role": "assistant", "content": [{"type": "text", "text": "The widgets tests pass now."}]}})
     p = tmp_path / "s-port.jsonl"
