@@ -50,7 +50,7 @@ mode, home, py, lib, hooks = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4],
 env = dict(os.environ, SOPHIA_HOME=home, PYTHONPATH=lib)
 def run(args, inp=None):
     r = subprocess.run(args, env=env, input=inp, capture_output=True, text=True, timeout=120)
-    return {"rc": r.returncode, "out": r.stdout[-2000:], "err": r.stderr[-2000:]}
+    return {"rc": r.returncode, "out": r.stdout[-50000:], "err": r.stderr[-2000:]}
 def s3(*a):
     return run([py, "-m", "sophia.cli.entry", *a])
 os.makedirs(home, exist_ok=True)
