@@ -74,7 +74,7 @@ resident_answer() {
   trap '' PIPE # a peer that closes early makes printf fail, not kill this hook
   # one printf, so one write (small writes one after another would wait on TCP's delayed ACK, 40 ms);
   # the answer counts only whole (its closing NUL) and from the resident (its first line: the answer secret)
-  if printf '%s\0' "${fields[@]}" "$payload" >&7 2>/dev/null && IFS= read -r -d '' -t 2 -u 7 out &&
+  if printf '%s\0' "${fields[@]}" "$payload" >&7 2>/dev/null && IFS= read -r -d '' -t 2 -u 7 out 2>/dev/null &&
     [[ $out == "$ra"$'\n'* ]]; then
     out=${out#"$ra"$'\n'}
     [[ -z $out || $out == "{"* ]] && ok=1
