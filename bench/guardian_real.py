@@ -109,6 +109,7 @@ def main() -> int:
         if a.resident == "off":
             env0["SOPHIA_GUARDIAN_RESIDENT"] = "0"
         daemon = start_resident(a.kit, sh, a.python, env0) if a.resident == "warm" else None
+        d_cpu0 = proc_cpu(daemon.pid) if daemon else 0.0
         for r in rows:
             home, cwd = home_and_cwd(r.get("cwd"), r["command"])
             env = dict(env0, HOME=home, CLAUDE_PROJECT_DIR=cwd)
@@ -121,6 +122,7 @@ def main() -> int:
             levels[level] += 1
             if level != "allow":
                 flagged.append((level, r["command"], cwd, why))
+        d_cpu = proc_cpu(daemon.pid) - d_cpu0 if daemon else 0.0
         stop_resident(sh, daemon)
     n = len(rows)
     b_med = statistics.median(bw)
@@ -134,6 +136,9 @@ def main() -> int:
           f"p95 {pct(hw, 0.95) / b_med:.2f}x (bar 12x)")
     print(f"CPU: hook median {statistics.median(hc) * 1e3:.2f} ms, p95 {pct(hc, 0.95) * 1e3:.2f} ms; bare bash median "
           f"{statistics.median(bc) * 1e3:.2f} ms -> median {statistics.median(hc) / statistics.median(bc):.2f}x")
+    if d_cpu:
+        print(f"resident analyzer CPU (not a child of the hook, so not in the hook's CPU above): "
+              f"{d_cpu / n * 1e3:.2f} ms per call on average")
     print(f"load average at the end "
           f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
     rules = collections.Counter(re.sub(r"\s+", " ", why)[:70] for _, _, _, why in flagged)
@@ -158,6 +163,15 @@ def start_resident(kit: Path, sh: str, python: str, env: dict[str, str]) -> subp
     while not key.exists() and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.05)
     return proc
+
+
+def proc_cpu(pid: int) -> float:
+    """User + system CPU seconds of a live process (Linux /proc; 0 elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def stop_resident(sh: str, proc: subprocess.Popen[bytes] | None) -> None:

@@ -120,6 +120,7 @@ class Resident:
 
     def serve(self, sock: socket.socket) -> str:
         """Answer connections until a reason to stop; returns it."""
+        import contextlib
         import select
         import time
 
@@ -133,7 +134,7 @@ class Resident:
                 except OSError:
                     conn = None
                 if conn is not None:
-                    with conn:
+                    with conn, contextlib.suppress(Exception):  # one bad request never ends the service
                         self.one(conn)
                     last = now = time.monotonic()
             if now - last >= self.idle:
@@ -145,7 +146,7 @@ class Resident:
                     return why
 
     def one(self, conn: socket.socket) -> None:
-        """One request: the handshake, the fields, the answer, then the log."""
+        """One request: the secret, the fields and payload, the answer, then the log."""
         import contextlib
         import hmac
         import socket
