@@ -323,3 +323,28 @@ def test_switched_off_or_faulted_hook_never_asks_it(genv: dict[str, str]) -> Non
         assert len(fake.requests) == 1
     finally:
         fake.close()
+
+
+def test_a_started_daemon_keeps_no_descriptor_of_its_starter(genv: dict[str, str]) -> None:
+    """A pipe the hook inherited (a test runner's, a hook runner's) must reach its end when the hook
+    exits, although the daemon it started lives on."""
+    home = Path(genv["SOPHIA_HOME"])
+    r, w = os.pipe()
+    try:
+        subprocess.run(["bash", str(HOOK)], input=json.dumps(RISKY).encode(), env=genv, capture_output=True,
+                       pass_fds=(w,), timeout=60, check=True)
+        os.close(w)
+        w = -1
+        deadline = time.monotonic() + 30
+        while not key_file(home).exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        pid = int(key_file(home).read_text().splitlines()[4])
+        import select
+
+        ready, _, _ = select.select([r], [], [], 10)
+        assert ready and os.read(r, 1) == b""  # the end: no one holds the write side
+        os.kill(pid, signal.SIGTERM)
+    finally:
+        os.close(r)
+        if w >= 0:
+            os.close(w)

@@ -222,10 +222,13 @@ def main(argv: list[str]) -> int:
     lib = a.get("lib") or os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     if not os.path.isdir(home):
         return 0
+    # Detach: its own session, and no descriptor but stdio kept from whoever started it (a pipe held
+    # open here would keep a caller waiting for its end: a test runner, a hook runner).
     try:
         os.setsid()
     except OSError:
         pass
+    os.closerange(3, 65536)
     os.makedirs(state_dir(home), mode=0o700, exist_ok=True)
     os.chmod(state_dir(home), 0o700)
     lock = try_flock(os.path.join(state_dir(home), "lock"))
