@@ -2,7 +2,10 @@
 # Sophia guardian, tier 1: the PreToolUse hook for Bash, PowerShell, Write, Edit, MultiEdit, NotebookEdit,
 # Read, Grep, Glob, WebFetch, WebSearch and MCP tools (mcp__*).
 #
-# Two stages, so ordinary commands cost no more than starting bash:
+# First, when the resident analyzer runs (lib/sophia/guardian/resident.py, started by SessionStart or by
+# this hook), it answers over loopback TCP (bash builtins only): the analyzer of stage 2, already loaded,
+# so the stages below are skipped (see resident_answer). Else, or when it fails in any way, two stages,
+# so ordinary commands cost no more than starting bash:
 #  1. This script (bash builtins only, no subprocess) reads the payload and looks for risky tokens
 #     in the Bash command (rm, dd, git push, curl, psql, sudo, a `$`, a quote inside a word, a
 #     sensitive path ...) or, for Write/Edit, in the file path only (the content is data). None
@@ -41,8 +44,9 @@ here=${BASH_SOURCE[0]%/*}
 . "$here/lib/env.sh" 2>/dev/null || ask "its environment file hooks/lib/env.sh is missing"
 
 # The resident analyzer (lib/sophia/guardian/resident.py): the analyzer of stage 2 kept loaded, reached
-# over loopback TCP with bash builtins only (no fork). It must prove itself (the answer secret of a 0600
-# key file only we can read) before it sees the payload. When it answers, its answer is the hook's:
+# over loopback TCP with bash builtins only (no fork). Its key file (0600, in a 0700 folder) names its
+# port, pid and two secrets: the payload goes only to a live pid of ours, and an answer counts only if it
+# starts with the answer secret (no other user's process can forge it). When it answers, its answer is the hook's:
 # it is the analyzer itself, so stage 1 (a way to spare starting Python, ~1.8 ms of regex compiling
 # here) is skipped. Anything else (no key file, a dead port, a wrong secret, a time-out, an answer cut
 # short, garbage) falls through to stage 1 and the one-shot analyzer, exactly as without it.
