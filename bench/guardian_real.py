@@ -1,7 +1,7 @@
 """The guardian on real agent traffic: what it asks or denies, and what it costs next to bare bash.
 
     python bench/guardian_real.py [--file ../shared/data/guardian/real_commands_dev.jsonl] [--kit DIR]
-                                  [--limit N] [--list]
+                                  [--limit N] [--list] [--resident warm|lazy|off]
 
 Each command of the file (real Bash commands coding agents sent) is fed as a PreToolUse payload to the
 real ``hooks/guardian_tier1.sh`` of the kit, with the command's own ``cwd`` and a ``HOME`` that matches
@@ -10,6 +10,11 @@ command names, else ``/home/dev``, and a project folder under it as the cwd). Ri
 same payload, so machine noise hits both alike. Prints the decisions (allow / ask / deny, by rule), the
 hook's median and p95 wall and CPU time as ratios against the baseline's median, and, with ``--list``,
 every asked or denied command. Counts are per distinct command. ``--kit`` measures another checkout.
+
+``--resident`` (default warm): the resident analyzer (lib/sophia/guardian/resident.py) is started in
+the temp state home and answering before the first timed call, as after SessionStart; ``lazy``: none
+is started, the hook starts it on its first flagged call (that call and those before it answers take the
+one-shot path); ``off``: SOPHIA_GUARDIAN_RESIDENT=0, every flagged call starts Python (the fallback).
 """
 
 from __future__ import annotations
@@ -81,6 +86,8 @@ def main() -> int:
     ap.add_argument("--limit", type=int, default=0, help="only the first N commands")
     ap.add_argument("--list", action="store_true", help="print every asked or denied command")
     ap.add_argument("--python", default=os.path.realpath(sys.executable))
+    ap.add_argument("--resident", choices=("warm", "lazy", "off"), default="warm",
+                    help="the resident analyzer: running before the first call (default), started by the hook, or off")
     ap.add_argument("--decisions", action="store_true",
                     help="only count decisions, with the kit's analyzer in this process (fast; no timing)")
     a = ap.parse_args()
@@ -99,6 +106,10 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as sh:
         env0 = {k: v for k, v in os.environ.items() if not k.startswith(("SOPHIA_", "CLAUDE"))}
         env0.update(SOPHIA_HOME=sh, SOPHIA_PYTHON=a.python)
+        if a.resident == "off":
+            env0["SOPHIA_GUARDIAN_RESIDENT"] = "0"
+        daemon = start_resident(a.kit, sh, a.python, env0) if a.resident == "warm" else None
+        d_cpu0 = proc_cpu(daemon.pid) if daemon else 0.0
         for r in rows:
             home, cwd = home_and_cwd(r.get("cwd"), r["command"])
             env = dict(env0, HOME=home, CLAUDE_PROJECT_DIR=cwd)
@@ -111,9 +122,11 @@ def main() -> int:
             levels[level] += 1
             if level != "allow":
                 flagged.append((level, r["command"], cwd, why))
+        d_cpu = proc_cpu(daemon.pid) - d_cpu0 if daemon else 0.0
+        stop_resident(sh, daemon)
     n = len(rows)
     b_med = statistics.median(bw)
-    print(f"{n} commands from {a.file.name}; hook {hook[1]}; analyzer python {a.python}")
+    print(f"{n} commands from {a.file.name}; hook {hook[1]}; analyzer python {a.python}; resident {a.resident}")
     for level in ("allow", "ask", "deny", "unreadable"):
         if levels[level]:
             print(f"  {level:10} {levels[level]:6}  {100 * levels[level] / n:.2f}%")
@@ -123,6 +136,9 @@ def main() -> int:
           f"p95 {pct(hw, 0.95) / b_med:.2f}x (bar 12x)")
     print(f"CPU: hook median {statistics.median(hc) * 1e3:.2f} ms, p95 {pct(hc, 0.95) * 1e3:.2f} ms; bare bash median "
           f"{statistics.median(bc) * 1e3:.2f} ms -> median {statistics.median(hc) / statistics.median(bc):.2f}x")
+    if d_cpu:
+        print(f"resident analyzer CPU (not a child of the hook, so not in the hook's CPU above): "
+              f"{d_cpu / n * 1e3:.2f} ms per call on average")
     print(f"load average at the end "
           f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
     rules = collections.Counter(re.sub(r"\s+", " ", why)[:70] for _, _, _, why in flagged)
@@ -134,6 +150,45 @@ def main() -> int:
         for level, cmd, cwd, why in flagged:
             print(f"  {level:4} {cmd[:140]!r}  (cwd {cwd})\n       {why[:160]}")
     return 0
+
+
+def start_resident(kit: Path, sh: str, python: str, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    """The resident analyzer of the kit for state home ``sh``, answering (its key file written)."""
+    lib = f"{kit / 'hooks'}/../lib"  # as hooks/lib/env.sh names it
+    proc = subprocess.Popen([python, "-I", "-S", str(kit / "lib/sophia/guardian/resident.py"), "--home", sh,
+                             "--lib", lib], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    key = Path(sh, "run", "guardian", "resident")
+    deadline = time.monotonic() + 30
+    while not key.exists() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    return proc
+
+
+def proc_cpu(pid: int) -> float:
+    """User + system CPU seconds of a live process (Linux /proc; 0 elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def stop_resident(sh: str, proc: subprocess.Popen[bytes] | None) -> None:
+    """End the resident analyzer of ``sh`` (the one started here, or the one the hook started)."""
+    key = Path(sh, "run", "guardian", "resident")
+    pids = [proc.pid] if proc else []
+    try:
+        pids.append(int(key.read_text().split("\n")[4]))
+    except (OSError, IndexError, ValueError):
+        pass
+    for pid in set(pids):
+        try:
+            os.kill(pid, 15)
+        except OSError:
+            pass
+    if proc:
+        proc.wait(10)
 
 
 def decisions_only(kit: Path, rows: list[dict], name: str, listing: bool) -> int:

@@ -2,7 +2,8 @@
 # Sophia System 3 — session_start.sh.
 # SessionStart: print additionalContext JSON (identity and creed, heuristics for this project,
 # foresight valid today, recent episodes of this project, open knowledge gaps), capped.
-# In a plugin install without a venv yet, also kicks off hooks/lib/bootstrap_venv.sh detached.
+# In a plugin install without a venv yet, also kicks off hooks/lib/bootstrap_venv.sh detached; starts the
+# guardian's resident analyzer detached.
 # The work is done by the standard-library module lib/sophia/hooks/session_start.py, started through
 # lib/sophia/hooks/launch.py (python -I -S) so that it loads from cached bytecode.
 # Never fails the session: any error exits 0 with at most one line on stderr.
@@ -15,5 +16,10 @@ _here=${_here%/*}
 # Plugin install, no venv yet: start the one-time bootstrap detached (it returns at once).
 if [[ -n ${CLAUDE_PLUGIN_ROOT:-} && ! -x $SOPHIA_HOME/venv/bin/python && -x $_here/lib/bootstrap_venv.sh ]]; then
   "$_here/lib/bootstrap_venv.sh" --detach </dev/null >/dev/null 2>&1 || true
+fi
+# The guardian's resident analyzer (lib/sophia/guardian/resident.py), detached: the guardian hook then
+# answers without starting Python. It exits at once if one runs already.
+if [[ -d $SOPHIA_HOME && ${SOPHIA_GUARDIAN_RESIDENT:-1} != 0 ]] && sophia_python; then
+  "$PY" -I -S "$SOPHIA_LIB/sophia/guardian/resident.py" --home "$SOPHIA_HOME" --lib "$SOPHIA_LIB" </dev/null >/dev/null 2>&1 &
 fi
 sophia_py_file sophia/hooks/launch.py session_start

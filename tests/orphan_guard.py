@@ -22,6 +22,7 @@ import pytest
 
 PR_SET_CHILD_SUBREAPER = 36
 GRACE_SECONDS = 3.0
+RESIDENT = "sophia/guardian/resident.py"
 
 
 def _stat(pid: int) -> tuple[int, str] | None:
@@ -90,9 +91,14 @@ class OrphanGuard:
     def pytest_runtest_teardown(self, item: pytest.Item, nextitem: Any) -> None:
         if not self.enabled:
             return
-        for pid in descendants(os.getpid()):
-            if pid not in self.baseline:
-                self.started_by.setdefault(pid, item.nodeid)
+        for pid, cmd in descendants(os.getpid()).items():
+            if pid in self.baseline:
+                continue
+            if RESIDENT in cmd:  # the guardian's resident analyzer lives as long as its state home: a test's ends here
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGTERM)
+                continue
+            self.started_by.setdefault(pid, item.nodeid)
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if not self.enabled:

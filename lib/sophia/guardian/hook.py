@@ -147,9 +147,10 @@ def _alarm(_sig: int, _frame: object) -> None:
     raise TimeoutError("guardian analysis timed out")
 
 
-def main() -> int:
-    env = dict(os.environ)
-    env["SOPHIA_HOME"] = paths.home_str(env)  # resolved once: the config, the log and the analyzer's zones agree
+def answer(raw: bytes | None, env: dict[str, str]) -> str:
+    """run() under the time limit, with every failure turned into an ``ask``: what the hook prints.
+    ``raw`` None reads the payload from stdin (within the time limit). Shared by the one-shot process
+    (main) and the resident analyzer (resident.py), so both answer alike."""
     try:
         import signal
 
@@ -158,19 +159,26 @@ def main() -> int:
     except (ValueError, OSError, AttributeError):
         pass
     try:
-        raw = sys.stdin.buffer.read()
-        out = run(raw, env)
+        out = run(sys.stdin.buffer.read() if raw is None else raw, env)
     except TimeoutError:
         out = emit("ask", "the safety analysis of this call timed out, so it was not checked; review it yourself.")
     except Exception as exc:
         out = emit("ask", f"the safety analyzer failed ({type(exc).__name__}), so this call was not checked; "
                    "review it yourself.")
-    try:
-        import signal
+    finally:
+        try:
+            import signal
 
-        signal.setitimer(signal.ITIMER_REAL, 0)
-    except (ValueError, OSError, AttributeError):
-        pass
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        except (ValueError, OSError, AttributeError):
+            pass
+    return out
+
+
+def main() -> int:
+    env = dict(os.environ)
+    env["SOPHIA_HOME"] = paths.home_str(env)  # resolved once: the config, the log and the analyzer's zones agree
+    out = answer(None, env)
     if out:
         sys.stdout.write(out + "\n")
     sys.stdout.flush()
