@@ -332,3 +332,24 @@ def test_an_ask_whose_hook_child_was_lost_is_queued_by_the_worker_and_at_session
     line = after_session.digest(home, cfg, {"session": "s1"}, None)
     assert "1 guardian audit(s) queued" in line and "no worker" in line, line
     assert len(audit_jobs(home)) == 2
+
+
+def test_the_resident_analyzer_queues_the_audit_and_lives_on(home: Path, tmp_path: Path) -> None:
+    """A high-risk ask answered by the resident analyzer queues its audit like a one-shot hook, and the
+    resident goes on answering (it once exec'ed itself into the audit runner, ending the daemon)."""
+    from .test_resident import no_python, start, stop
+
+    set_tier3(home, True, learning_daily_max_jobs=0)
+    proc = start(home)
+    try:
+        e = no_python(env(home), tmp_path)  # only the resident can answer: no Python to fall back to
+        r = run_hook(payload(command=HIGH), e)
+        assert r.rc == 0 and r.decision == "ask" and "python3 was not found" not in r.stdout, r
+        assert wait_for(lambda: len(audit_jobs(home)) == 1, 20), queue.jobs(home)
+        time.sleep(0.5)
+        assert proc.poll() is None, "the resident analyzer ended"
+        again = run_hook(payload(command=HIGH + " "), e)
+        assert again.decision == "ask" and "python3 was not found" not in again.stdout, again
+    finally:
+        stop(proc)
+    settle(home)

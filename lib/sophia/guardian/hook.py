@@ -187,11 +187,13 @@ def main() -> int:
     return 0
 
 
-def write_log(detach: bool) -> None:
+def write_log(detach: bool, *, resident: bool = False) -> None:
     """Append the pending deny/ask records. Redaction compiles many regexes (~12 ms), so by default
     the answer goes out first and a detached child (own session, stdio on /dev/null) writes the log:
     the hook returns without waiting for it. If fork fails, the log is written in-process. When an ask
-    was marked for a tier-3 audit, the writer then becomes :data:`AUDITS` (:func:`_wake_audits`)."""
+    was marked for a tier-3 audit, the writer then wakes :data:`AUDITS`: a detached writer becomes it;
+    an in-process one (``SOPHIA_GUARDIAN_SYNC_LOG``) waits for it; the ``resident`` analyzer starts it
+    and goes on (it must never become it)."""
     if detach:
         try:
             pid = os.fork()
@@ -203,16 +205,16 @@ def write_log(detach: bool) -> None:
             try:
                 os.setsid()
                 null = os.open(os.devnull, os.O_RDWR)
-                for fd in (0, 1, 2):
+                for fd in (0, 1, 2):  # the hook's stdout pipe must close when the hook exits
                     os.dup2(null, fd)
                 home = _write_pending()
                 if home:
-                    _wake_audits(home)
+                    _become_audits(home)
             finally:
                 os._exit(0)
     home = _write_pending()
-    if home and not detach:  # SOPHIA_GUARDIAN_SYNC_LOG: queued before the hook exits; never after a failed fork
-        _wake_audits(home)
+    if home:  # never after a failed fork (that hook must not wait)
+        _spawn_audits(home, wait=not resident)
 
 
 # The entry point that turns the log's marked asks into audit jobs and starts the digest worker: the
@@ -220,7 +222,7 @@ def write_log(detach: bool) -> None:
 AUDITS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "hooks", "guardian_audit.py")
 
 
-def _wake_audits(home: str) -> None:
+def _become_audits(home: str) -> None:
     """Become ``python -I -S AUDITS`` (its output on /dev/null: the answer is out already). Any failure is
     silent: the worker's start and the next session end pull the same log lines."""
     try:
@@ -228,6 +230,26 @@ def _wake_audits(home: str) -> None:
         for fd in (0, 1, 2):
             os.dup2(null, fd)
         os.execve(sys.executable, [sys.executable, "-I", "-S", AUDITS], dict(os.environ, SOPHIA_HOME=home))
+    except OSError:
+        pass
+
+
+def _spawn_audits(home: str, wait: bool) -> None:
+    """Run AUDITS in a child of this process: waited for (``wait``), or left to run on its own (a
+    grandchild: nothing for this process to reap)."""
+    try:
+        pid = os.fork()
+    except OSError:
+        return
+    if pid == 0:
+        try:
+            os.setsid()
+            if wait or os.fork() == 0:
+                _become_audits(home)
+        finally:
+            os._exit(0)
+    try:
+        os.waitpid(pid, 0)  # the audit itself (wait) or the child that only forked it
     except OSError:
         pass
 

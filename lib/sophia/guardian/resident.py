@@ -168,7 +168,7 @@ class Resident:
         env["SOPHIA_HOME"] = paths.home_str(env)  # as hook.main resolves it
         sync = env.get("SOPHIA_GUARDIAN_SYNC_LOG") == "1"
         out = hook.answer(parts[-1], env)
-        if sync and hook.PENDING_LOG:
+        if sync and hook.PENDING_LOG:  # SOPHIA_GUARDIAN_SYNC_LOG: the log and its audit before the answer
             hook.write_log(detach=False)
         try:
             conn.sendall(self.ans + b"\n" + out.encode("utf-8") + b"\0")
@@ -176,7 +176,7 @@ class Resident:
             pass
         if hook.PENDING_LOG:
             conn.close()
-            hook.write_log(detach=False)
+            hook.write_log(detach=False, resident=True)
 
 
 def _read_fields(conn: socket.socket, n: int) -> list[bytes] | None:
