@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from ..timeutil import iso, now, parse
+from . import feedback as _feedback
 from . import semantic as _sem
 from .text import FILLER, analyze
 
@@ -69,6 +70,12 @@ class Knobs:
     link_max: int = 3  # P2-1: 1 hop, at most 3 linked items, +0.03
     link_bonus: float = 0.03
     link_decay: float = 0.5
+    # pseudo-relevance feedback (index/feedback.py): second keyword round on the best hits' rare terms
+    feedback_docs: int = 0  # how many first-pass hits lend terms (0: off)
+    feedback_terms: int = 10
+    feedback_min_docs: int = 1
+    feedback_max_df: float = 0.05
+    feedback_weight: float = 0.3
     # fusion with the semantic tier
     semantic_weight: float = 0.5
     semantic_k: int = _sem.SEMANTIC_K
@@ -91,7 +98,9 @@ class Knobs:
         return {k: getattr(self, k) for k in type(self).__annotations__}
 
 
-DEFAULT_KNOBS = Knobs()
+DEFAULT_KNOBS = Knobs()  # the prompt hook's (``recall()``): no feedback round, within the hook's budget
+# ``s3 recall`` (one query, batch, --explain) and ``s3 bench locomo``: plus the feedback round
+CLI_KNOBS = Knobs(feedback_docs=3)
 
 _COLS = ("rowid, id, type, text, terms, dl, project, timestamp, event_time, source_ids, valid_from, "
          "valid_until, temporality, scene_id, memcell_id, links, meta, source, seq")
@@ -497,6 +506,7 @@ def search(conn: sqlite3.Connection, query: str, *, limit: int = 10, types: list
         semantic_hits = _sem.start(query, max(knobs.semantic_k, limit), home, list(types) if types else None)
     df_cache: dict[str, int] = {}
     kw = keyword_scores(conn, terms, flt, knobs, df_cache)
+    kw = _feedback.widen(conn, kw, terms, flt, knobs, df_cache)
     rows = {iid: row for iid, (_, row) in kw.items()}
     sem: dict[str, float] = {}
     if isinstance(semantic_hits, _sem.Pending):
