@@ -52,6 +52,10 @@ def test_expansion_terms_are_rare_shared_and_not_in_the_query(camping) -> None: 
     assert "2022" not in got  # numbers say when, not what about
     assert "sandi" not in got  # in every filler item: not rare
     assert "beach" not in got  # only the hit itself has it: finds nothing new
+    from sophia.index.search import _df
+
+    some = ["tent", "sleep", "sandi", "melani", "nowher", "tent"]
+    assert feedback.doc_freqs(camping, some) == _df(camping, some)  # one IN query = a lookup each
 
 
 def test_feedback_finds_the_item_sharing_the_best_hits_words(camping) -> None:  # type: ignore[no-untyped-def]

@@ -25,10 +25,24 @@ if TYPE_CHECKING:
 Scores = dict[str, tuple[float, dict[str, Any]]]
 
 
+def doc_freqs(conn: sqlite3.Connection, terms: list[str], cache: dict[str, int] | None = None) -> dict[str, int]:
+    """Document frequencies of many terms, one ``IN`` query per 500 (the hits' terms: ~100 a query;
+    2-3x faster than a query each); ``cache``: the query's own, shared with the first round."""
+    cache = {} if cache is None else cache
+    need = [t for t in dict.fromkeys(terms) if t not in cache]
+    for i in range(0, len(need), 500):
+        chunk = need[i:i + 500]
+        found = dict(conn.execute(f"SELECT term, doc FROM items_vocab WHERE term IN ({','.join('?' * len(chunk))})",
+                                  chunk).fetchall())
+        for t in chunk:
+            cache[t] = int(found.get(t) or 0)
+    return {t: cache[t] for t in terms}
+
+
 def expansion_terms(conn: sqlite3.Connection, kw: Scores, query_terms: list[str], knobs: Knobs,
                     df_cache: dict[str, int] | None = None) -> list[str]:
     """The rare terms the best first-pass hits share and the query lacks, best first."""
-    from .search import _df, _idf, _stats
+    from .search import _idf, _stats
 
     top = sorted(kw.values(), key=lambda v: -v[0])[: knobs.feedback_docs]
     if not top or top[0][0] <= 0:
@@ -44,7 +58,7 @@ def expansion_terms(conn: sqlite3.Connection, kw: Scores, query_terms: list[str]
                 docs[t] += 1
     cands = [t for t in weight if docs[t] >= knobs.feedback_min_docs]
     n, _ = _stats(conn)
-    df = _df(conn, cands, df_cache)
+    df = doc_freqs(conn, cands, df_cache)
     cap = knobs.feedback_max_df * n
     ranked = sorted(((weight[t] * _idf(n, df[t]), t) for t in cands if 2 <= df[t] <= cap), reverse=True)
     return [t for _, t in ranked[: knobs.feedback_terms]]

@@ -35,7 +35,6 @@ from pathlib import Path
 from typing import Any
 
 from ..timeutil import iso, now, parse
-from . import feedback as _feedback
 from . import semantic as _sem
 from .text import FILLER, analyze
 
@@ -506,7 +505,10 @@ def search(conn: sqlite3.Connection, query: str, *, limit: int = 10, types: list
         semantic_hits = _sem.start(query, max(knobs.semantic_k, limit), home, list(types) if types else None)
     df_cache: dict[str, int] = {}
     kw = keyword_scores(conn, terms, flt, knobs, df_cache)
-    kw = _feedback.widen(conn, kw, terms, flt, knobs, df_cache)
+    if knobs.feedback_docs > 0:
+        from .feedback import widen  # not imported on the hook's path (its knobs have no feedback round)
+
+        kw = widen(conn, kw, terms, flt, knobs, df_cache)
     rows = {iid: row for iid, (_, row) in kw.items()}
     sem: dict[str, float] = {}
     if isinstance(semantic_hits, _sem.Pending):
