@@ -11,6 +11,8 @@ Pipeline for one query:
    bounds the cost on very common words), filters (type, project, the two timelines below)
    applied in SQL, at most ``candidates`` rows by FTS5's own rank;
 3. exact BM25 (k1, b tuned) over the candidates with every query term, normalised to 0..1;
+   with ``feedback_docs`` (``s3 recall``'s CLI_KNOBS, not the prompt hook's DEFAULT_KNOBS), a second
+   round on the rare terms the best hits share (``feedback.py``) is added at ``feedback_weight``;
 4. fusion with the semantic hits (weighted scores), item-level adjustments (seed 12.4 for
    episodes, prospective penalty, recency), expansion, sort, cut at ``limit``.
 
