@@ -2,8 +2,8 @@
 
     PYTHONPATH=lib /tmp/devvenv/bin/python bench/locomo_tune.py 'k1=0.9,b=0.4' 'neighbours=1,neighbour_hits=3'
 
-Each argument is one setting (comma-separated knob=value on top of the defaults); prints R@k
-overall / 1-4 / per category. Optional: SEM=1 adds MiniLM semantic hits computed here
+Each argument is one setting (comma-separated knob=value on top of ``s3 recall``'s knobs, CLI_KNOBS);
+prints R@k overall and R@10/R@25 for 1-4 and per category. Optional: SEM=1 adds MiniLM semantic hits computed here
 (sentence-transformers, dev venv only), cached in .cache/locomo_minilm.npz.
 """
 
@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
 
 from sophia.evaluation.locomo import evidence, norm_dia, ranked_slots, recall_at, summarize  # noqa: E402
 from sophia.index.db import connect  # noqa: E402
-from sophia.index.search import search, with_knobs  # noqa: E402
+from sophia.index.search import CLI_KNOBS, Knobs, search  # noqa: E402
 from sophia.ingest.core import ingest_conversations  # noqa: E402
 from sophia.ingest.formats import read_locomo  # noqa: E402
 
@@ -104,10 +104,10 @@ def main() -> None:
         prepared = prepare(Path(tmp))
         sem = semantic_hits(prepared) if os.environ.get("SEM") else None
         for s in sys.argv[1:] or [""]:
-            r = evaluate(prepared, with_knobs(**parse_setting(s)), sem)["recall"]
-            cells = " ".join(f"{g.split()[0][:5]}:{r[g]['R@10']:.1f}" for g in r)
+            r = evaluate(prepared, Knobs(**{**CLI_KNOBS.as_dict(), **parse_setting(s)}), sem)["recall"]
+            cells = " ".join(f"{g.split()[0][:5]}:{r[g]['R@10']:.1f}/{r[g]['R@25']:.1f}" for g in r if g != "all")
             print(f"{s or 'defaults':45s} all R@5/10/25/50 {r['all']['R@5']:.1f}/{r['all']['R@10']:.1f}/"
-                  f"{r['all']['R@25']:.1f}/{r['all']['R@50']:.1f} | R@10 {cells}", flush=True)
+                  f"{r['all']['R@25']:.1f}/{r['all']['R@50']:.1f} | R@10/25 {cells}", flush=True)
 
 
 if __name__ == "__main__":

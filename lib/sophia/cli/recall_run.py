@@ -106,7 +106,7 @@ def _bad_arguments(query: str | None, queries: Path | None, limit: int, types: l
 
 def _one(conn: Any, query: str, json_out: bool, out: TextIO, **params: Any) -> int:
     """Answer one query (``params``: search's keyword arguments) and print it."""
-    from ..index.search import DEFAULT_KNOBS, QueryError, check_query, search
+    from ..index.search import CLI_KNOBS, QueryError, check_query, search
 
     try:
         terms = check_query(query)
@@ -119,7 +119,7 @@ def _one(conn: Any, query: str, json_out: bool, out: TextIO, **params: Any) -> i
     elif not terms:
         note = NO_TERMS
     else:
-        results = search(conn, query, knobs=DEFAULT_KNOBS, **params)
+        results = search(conn, query, knobs=CLI_KNOBS, **params)
     if json_out:
         doc: dict[str, Any] = {"query": query, "results": results}
         if note:
@@ -134,14 +134,14 @@ def _one(conn: Any, query: str, json_out: bool, out: TextIO, **params: Any) -> i
 
 def _explained(conn: Any, query: str, json_out: bool, out: TextIO, **params: Any) -> int:
     """``--explain``: the results with why each ranked, the query's term weights and the hook's verdict."""
-    from ..index.search import DEFAULT_KNOBS, QueryError, check_query, search, term_weights
+    from ..index.search import CLI_KNOBS, QueryError, check_query, search, term_weights
     from . import recall_explain as rx
 
     try:
         terms = check_query(query)
     except QueryError as exc:
         return _err(str(exc))
-    results = search(conn, query, knobs=DEFAULT_KNOBS, explain=True, **params) if conn is not None and terms else []
+    results = search(conn, query, knobs=CLI_KNOBS, explain=True, **params) if conn is not None and terms else []
     weights = {t: round(w, 3) for t, w in term_weights(conn, terms).items()} if conn is not None else {}
     g = rx.gate(query, params.get("project"), params.get("home"))
     rx.annotate(results, g)
@@ -158,7 +158,7 @@ def _batch(conn: Any, queries: Path, *, limit: int, types: list[str] | None, pro
            as_of: str | None, known_at: str | None, home: Path | None, out: TextIO) -> int:
     """JSONL ``{"id", "query", "limit"?, "as_of"?, "known_at"?, "types"?, "project"?}`` -> one result
     line each; a line's own values override the command's options."""
-    from ..index.search import DEFAULT_KNOBS, QueryError, search
+    from ..index.search import CLI_KNOBS, QueryError, search
 
     try:
         fh = sys.stdin if str(queries) == "-" else queries.open(encoding="utf-8")
@@ -183,7 +183,7 @@ def _batch(conn: Any, queries: Path, *, limit: int, types: list[str] | None, pro
                 else:
                     results = search(conn, q, limit=lim, types=obj.get("types") or types,
                                      project=obj.get("project") or project, as_of=obj.get("as_of") or as_of,
-                                     known_at=obj.get("known_at") or known_at, home=home, knobs=DEFAULT_KNOBS)
+                                     known_at=obj.get("known_at") or known_at, home=home, knobs=CLI_KNOBS)
                 out.write(_dump({"id": qid, "results": results}) + "\n")
             except (QueryError, ValueError, TypeError) as exc:
                 out.write(_dump({"id": qid, "results": [], "error": f"line {ln}: {exc}"}) + "\n")

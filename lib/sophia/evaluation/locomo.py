@@ -126,11 +126,11 @@ def _run_sample(tmp: Path, si: int, sample: dict[str, Any], ks: list[int], want:
 def _ask(conn: Any, home: Path, sample: dict[str, Any], qa: dict[str, Any], ev: list[str], ks: list[int],
          want: int, knobs: Any, sem_fn: Any, clock: dict[str, float]) -> dict[str, Any]:
     """One question: its recall at each k."""
-    from ..index.search import DEFAULT_KNOBS, search
+    from ..index.search import CLI_KNOBS, search
 
     t1 = time.perf_counter()
     hits = sem_fn(qa["question"], 100) if sem_fn else None
-    res = search(conn, str(qa["question"]), limit=want, knobs=knobs or DEFAULT_KNOBS,
+    res = search(conn, str(qa["question"]), limit=want, knobs=knobs or CLI_KNOBS,
                  semantic_hits=hits, use_semantic=False, home=home)
     clock["query"] += time.perf_counter() - t1
     slots = ranked_slots(res)

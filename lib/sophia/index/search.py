@@ -11,6 +11,8 @@ Pipeline for one query:
    bounds the cost on very common words), filters (type, project, the two timelines below)
    applied in SQL, at most ``candidates`` rows by FTS5's own rank;
 3. exact BM25 (k1, b tuned) over the candidates with every query term, normalised to 0..1;
+   with ``feedback_docs`` (``s3 recall``'s CLI_KNOBS, not the prompt hook's DEFAULT_KNOBS), a second
+   round on the rare terms the best hits share (``feedback.py``) is added at ``feedback_weight``;
 4. fusion with the semantic hits (weighted scores), item-level adjustments (seed 12.4 for
    episodes, prospective penalty, recency), expansion, sort, cut at ``limit``.
 
@@ -69,6 +71,12 @@ class Knobs:
     link_max: int = 3  # P2-1: 1 hop, at most 3 linked items, +0.03
     link_bonus: float = 0.03
     link_decay: float = 0.5
+    # pseudo-relevance feedback (index/feedback.py): second keyword round on the best hits' rare terms
+    feedback_docs: int = 0  # how many first-pass hits lend terms (0: off)
+    feedback_terms: int = 10
+    feedback_min_docs: int = 1
+    feedback_max_df: float = 0.05
+    feedback_weight: float = 0.3
     # fusion with the semantic tier
     semantic_weight: float = 0.5
     semantic_k: int = _sem.SEMANTIC_K
@@ -91,7 +99,9 @@ class Knobs:
         return {k: getattr(self, k) for k in type(self).__annotations__}
 
 
-DEFAULT_KNOBS = Knobs()
+DEFAULT_KNOBS = Knobs()  # the prompt hook's (``recall()``): no feedback round, within the hook's budget
+# ``s3 recall`` (one query, batch, --explain) and ``s3 bench locomo``: plus the feedback round
+CLI_KNOBS = Knobs(feedback_docs=3)
 
 _COLS = ("rowid, id, type, text, terms, dl, project, timestamp, event_time, source_ids, valid_from, "
          "valid_until, temporality, scene_id, memcell_id, links, meta, source, seq")
@@ -497,6 +507,10 @@ def search(conn: sqlite3.Connection, query: str, *, limit: int = 10, types: list
         semantic_hits = _sem.start(query, max(knobs.semantic_k, limit), home, list(types) if types else None)
     df_cache: dict[str, int] = {}
     kw = keyword_scores(conn, terms, flt, knobs, df_cache)
+    if knobs.feedback_docs > 0:
+        from .feedback import widen  # not imported on the hook's path (its knobs have no feedback round)
+
+        kw = widen(conn, kw, terms, flt, knobs, df_cache)
     rows = {iid: row for iid, (_, row) in kw.items()}
     sem: dict[str, float] = {}
     if isinstance(semantic_hits, _sem.Pending):
