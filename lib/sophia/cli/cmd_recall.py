@@ -78,15 +78,15 @@ def _progress(label: str) -> Any:
 class _TenthLines:
     """Progress for a non-terminal stderr (logs, pipes): one line at each tenth of a big job (10,000+ steps)."""
 
-    def __init__(self, what: str, unit: str) -> None:
-        self.what, self.unit, self.shown = what, unit, 0
+    def __init__(self, what: str) -> None:
+        self.what, self.shown = what, 0
         self.on = not sys.stderr.isatty()
 
     def __call__(self, done: int, total: int, label: str) -> None:
         tenth = done * 10 // total if self.on and total >= 10_000 else 0
         if tenth > self.shown:
             self.shown = tenth
-            sys.stderr.write(f"{self.what}: {done:,}/{total:,} {self.unit} ({label})\n")
+            sys.stderr.write(f"{self.what}: {tenth * 10}% ({label})\n")
             sys.stderr.flush()
 
 
@@ -171,7 +171,7 @@ def ingest(
         with _progress("ingesting") as prog:
             task = prog.add_task("", total=None)
 
-            lines = _TenthLines("s3 ingest", "turns")
+            lines = _TenthLines("s3 ingest")
 
             def cb(done: int, total: int, label: str) -> None:
                 prog.update(task, completed=done, total=total, description=label)

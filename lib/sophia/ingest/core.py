@@ -133,7 +133,7 @@ class _Lines:
 
 
 class _Ticker:
-    """Progress over all the conversations of one ingest (turns written to the index)."""
+    """Progress over all the conversations of one ingest: turns read, then turns written to the index."""
 
     def __init__(self, progress: Progress | None, total: int) -> None:
         self.progress, self.total, self.done = progress, total, 0
@@ -154,14 +154,13 @@ def _ingest_one(conn: sqlite3.Connection, source: str, turns: Iterable[Turn], h:
     src = safe_source(source)
     out: dict[str, Any] = {"source": src, "turns": 0, "file": str(path), "indexed": 0, "memcells": 0}
     with locked(path), Staging(path.parent) as st:
-        tick(0, f"{src}: reading")
-        if not st.add(turns, project):
+        if not st.add(turns, project, lambda k: tick(k, f"{src}: reading")):
             return None
         batch: list[tuple[dict[str, Any], list[str]]] = []
 
         def flush() -> None:
             out["indexed"] += upsert_items(conn, [it for it, _ in batch], analysed={it["id"]: w for it, w in batch})
-            tick(len(batch), src)
+            tick(len(batch), f"{src}: indexing")
             batch.clear()
 
         with _Lines(path) as fh:
@@ -187,7 +186,8 @@ def ingest_conversations(convs: Iterable[tuple[str, Iterable[Turn]]], *, home: P
 
     h = home or paths.sophia_home()
     convs = list(convs)
-    total = sum(len(t) + _count_lines(conversation_path(s, h)) for s, t in convs if isinstance(t, Sized))
+    # progress steps: each new turn read (staged), then each turn of the merged conversation indexed
+    total = sum(2 * len(t) + _count_lines(conversation_path(s, h)) for s, t in convs if isinstance(t, Sized))
     tick = _Ticker(progress, total)
     summary: dict[str, Any] = {"conversations": [], "turns": 0, "indexed": 0, "memcells": 0}
     conn = connect(h)

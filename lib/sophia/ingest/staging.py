@@ -12,7 +12,7 @@ import contextlib
 import json
 import os
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -44,9 +44,10 @@ class Staging:
         with contextlib.suppress(OSError):
             self.path.unlink()
 
-    def add(self, turns: Iterable[Turn], project: str | None = None) -> int:
+    def add(self, turns: Iterable[Turn], project: str | None = None,
+            staged: Callable[[int], None] | None = None) -> int:
         """Stage ``turns`` (redacted; a repeated id keeps its first place and its last version);
-        return how many were read. Raises what the reader raises, having kept nothing."""
+        return how many were read (``staged(k)`` after each batch of k). Raises what the reader raises."""
         n = 0
         batch: list[tuple[str, int, str]] = []
         for t in turns:
@@ -56,17 +57,19 @@ class Staging:
             batch.append((t["sid"], n, json.dumps(t, ensure_ascii=False)))
             n += 1
             if len(batch) >= BATCH:
-                self._put(batch)
-        self._put(batch)
+                self._put(batch, staged)
+        self._put(batch, staged)
         return n
 
-    def _put(self, batch: list[tuple[str, int, str]]) -> None:
+    def _put(self, batch: list[tuple[str, int, str]], staged: Callable[[int], None] | None) -> None:
         if not batch:
             return
         self.conn.execute("BEGIN")
         self.conn.executemany("INSERT INTO turns (sid, pos, data) VALUES (?, ?, ?) "
                               "ON CONFLICT(sid) DO UPDATE SET data = excluded.data", batch)
         self.conn.execute("COMMIT")
+        if staged:
+            staged(len(batch))
         batch.clear()
 
     def _take(self, sid: str) -> Turn | None:
