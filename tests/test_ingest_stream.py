@@ -131,3 +131,26 @@ def test_segment_stream_reads_only_a_few_turns_ahead() -> None:
         cells.append(cell)
     assert cells == segment([c[0] for c in cues], [None] * 500, [c[2] for c in cues], cfg)
     assert len(set(cells)) > 5
+
+
+def test_rebuild_streams_a_conversation_back_into_the_index(tmp_path: Path, sophia_home: Path) -> None:
+    """``s3 index --rebuild`` reads a kept conversation line by line, 1,000 items a transaction (here
+    2,500 turns: three of them), and indexes exactly what the ingest had."""
+    from sophia.index.rebuild import rebuild
+
+    f = tmp_path / "talk.jsonl"
+    _write_jsonl(f, 2_500)
+    ingest_file(f, home=sophia_home, nudge=False)
+    cols = "id, text, terms, memcell_id, seq, source, timestamp"
+
+    def rows() -> list[tuple[object, ...]]:
+        conn = db.connect(sophia_home)
+        try:
+            return conn.execute(f"SELECT {cols} FROM items WHERE type = 'turn' ORDER BY id").fetchall()
+        finally:
+            conn.close()
+
+    before = rows()
+    assert len(before) == 2_500
+    rebuild(sophia_home)
+    assert rows() == before
