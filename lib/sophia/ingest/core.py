@@ -19,7 +19,7 @@ from typing import Any
 
 from .. import paths
 from ..atomic import ensure_dir, write_bytes_atomic
-from ..index.conversations import conversation_path, iter_conversation, read_conversation, safe_source
+from ..index.conversations import conversation_path, iter_conversation, safe_source
 from ..locking import locked
 from ..redact import redact
 from ..timeutil import iso, parse
@@ -38,20 +38,25 @@ def _write_conversation(path: Path, items: list[dict[str, Any]]) -> None:
 
 
 def drop_turns(source: str, drop: Callable[[dict[str, Any]], bool], home: Path | None = None) -> list[dict[str, Any]]:
-    """Remove the turns ``drop`` selects from a kept conversation (under its lock); return them.
-    The last turn gone removes the file."""
+    """Remove the turns ``drop`` selects from a kept conversation (under its lock, streaming the ones
+    kept); return the removed. The last turn gone removes the file."""
     path = conversation_path(source, home)
     if not path.exists():
         return []
+    gone: list[dict[str, Any]] = []
+    kept = 0
     with locked(path):
-        items = read_conversation(path)
-        gone = [it for it in items if drop(it)]
-        if gone:
-            kept = [it for it in items if not drop(it)]
-            if kept:
-                _write_conversation(path, kept)
-            else:
-                path.unlink(missing_ok=True)
+        with _Lines(path) as fh:
+            for it in iter_conversation(path):
+                if drop(it):
+                    gone.append(it)
+                else:
+                    fh.write(it)
+                    kept += 1
+            if not gone:
+                fh.discard()
+        if gone and not kept:
+            path.unlink(missing_ok=True)
     return gone
 
 
@@ -105,23 +110,29 @@ class _Lines:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.tmp = path.parent / f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+        self.keep = True
         self.fh = open(os.open(self.tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w",  # noqa: SIM115
                        encoding="utf-8", buffering=1 << 20)
 
     def write(self, item: dict[str, Any]) -> None:
         self.fh.write(json.dumps(item, ensure_ascii=False) + "\n")
 
+    def discard(self) -> None:
+        """Leave the file as it was."""
+        self.keep = False
+
     def __enter__(self) -> _Lines:
         return self
 
     def __exit__(self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
+        done = et is None and self.keep
         try:
-            if et is None:
+            if done:
                 self.fh.flush()
                 os.fsync(self.fh.fileno())
         finally:
             self.fh.close()
-        if et is None:
+        if done:
             os.replace(self.tmp, self.path)
             fd = os.open(self.path.parent, os.O_RDONLY | os.O_DIRECTORY)
             try:
