@@ -114,13 +114,16 @@ def instruction_counts(args: argparse.Namespace) -> None:
         s3 = s3_script(tmp)
         print(f"lib {args.lib}\n\n| messages | `python -c pass` M instr | `s3 recall` mean M instr | ratio mean / worst |")
         print("|---:|---:|---:|---:|")
+        work = args.keep or tmp
+        work.mkdir(parents=True, exist_ok=True)
         for n in (int(x) for x in args.sizes.split(",")):
-            home = tmp / f"home{n}"
+            home = work / f"home{n}"
             env = dict(os.environ, SOPHIA_HOME=str(home), PYTHONPATH=args.lib, SOPHIA_RECALL_SEMANTIC="0")
-            src = tmp / f"msgs{n}.jsonl"
-            make_jsonl(n, src)
-            subprocess.run([str(s3), "ingest", str(src), "--format", "jsonl", "--json"], env=env, check=True,
-                           stdout=subprocess.DEVNULL)
+            if not (args.keep and holds(home, n)):
+                src = work / f"msgs{n}.jsonl"
+                make_jsonl(n, src)
+                subprocess.run([str(s3), "ingest", str(src), "--format", "jsonl", "--json"], env=env, check=True,
+                               stdout=subprocess.DEVNULL)
             subprocess.run([str(s3), "recall", QUERIES[0], "--json"], env=env, check=True, stdout=subprocess.DEVNULL)
             base = callgrind([sys.executable, "-c", "pass"], env, tmp)
             counts = [callgrind([sys.executable, str(s3), "recall", q, "--json"], env, tmp) for q in QUERIES]
