@@ -1,6 +1,7 @@
-"""Whole-process speed of ``s3 recall`` and ``s3 ingest`` at 10k and 100k ingested messages.
+"""Whole-process speed of ``s3 recall`` and ``s3 ingest`` at 10k, 100k and 1M ingested messages.
 
-    PYTHONPATH=lib .venv/bin/python bench/recall_speed.py [--sizes 10000,100000] [--runs 20] [--semantic]
+    PYTHONPATH=lib .venv/bin/python bench/recall_speed.py [--sizes 10000,100000,1000000] [--runs 20] [--semantic]
+        [--keep DIR]
 
 Messages are the LoCoMo dev turns, cycled over many conversations (realistic vocabulary and
 lengths; from the second cycle on each text gets a " #k" suffix, so every message is distinct and
@@ -11,6 +12,10 @@ ratio. With ``--semantic`` the embedding service of each home is started and eve
 embedded before timing (recall then fuses both tiers); without it ``SOPHIA_RECALL_SEMANTIC=0``
 measures the keyword tier alone. ``s3`` is invoked the way the installed console script does it
 (``from sophia.cli.entry import main``), not through ``python -m`` (which adds runpy).
+
+The ingest's peak resident memory is reported too (the bar: 500 MB at any size), and each query's
+median as well as its mean. ``--keep DIR`` keeps the files and homes in DIR and reuses a home already
+holding its size (a million messages take minutes to ingest): its ingest columns are then empty.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 DEV = Path("/work/shared/data/locomo/locomo_dev.json")
@@ -52,6 +58,32 @@ def make_jsonl(n: int, out: Path) -> None:
                                  f"{pos % 25:02d}:00Z"}) + "\n")
 
 
+def timed_ingest(s3: Path, src: Path, env: dict[str, str]) -> tuple[float, float]:
+    """(seconds, peak RSS in MB) of one ``s3 ingest``."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([str(s3), "ingest", str(src), "--format", "jsonl", "--json"], env=env,
+                            stdout=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode:
+        sys.exit(f"s3 ingest failed ({proc.returncode})")
+    return time.perf_counter() - t0, usage.ru_maxrss / 1024
+
+
+def holds(home: Path, n: int) -> bool:
+    """Does ``home`` already hold the ``n`` ingested messages (``--keep``)?"""
+    import sqlite3
+
+    db = home / "index.db"
+    if not db.exists():
+        return False
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        return conn.execute("SELECT count(*) FROM items WHERE type = 'turn'").fetchone()[0] == n
+    finally:
+        conn.close()
+
+
 def s3_script(tmp: Path) -> Path:
     p = tmp / "s3"
     p.write_text(f"#!{sys.executable}\nimport sys\nfrom sophia.cli.entry import main\nsys.exit(main())\n")
@@ -62,8 +94,8 @@ def s3_script(tmp: Path) -> Path:
 def hyperfine(cmds: list[str], env: dict[str, str], runs: int, out: Path) -> list[dict[str, float]]:
     subprocess.run(["hyperfine", "-N", "-w", "3", "-r", str(runs), "--export-json", str(out), *cmds],
                    env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return [{"mean_ms": r["mean"] * 1000, "median_ms": r["median"] * 1000, "stddev_ms": r["stddev"] * 1000}
-            for r in json.loads(out.read_text())["results"]]
+    return [{"mean_ms": r["mean"] * 1000, "median_ms": r["median"] * 1000, "stddev_ms": r["stddev"] * 1000,
+             "max_ms": r["max"] * 1000} for r in json.loads(out.read_text())["results"]]
 
 
 def callgrind(cmd: list[str], env: dict[str, str], tmp: Path) -> int:
@@ -82,13 +114,16 @@ def instruction_counts(args: argparse.Namespace) -> None:
         s3 = s3_script(tmp)
         print(f"lib {args.lib}\n\n| messages | `python -c pass` M instr | `s3 recall` mean M instr | ratio mean / worst |")
         print("|---:|---:|---:|---:|")
+        work = args.keep or tmp
+        work.mkdir(parents=True, exist_ok=True)
         for n in (int(x) for x in args.sizes.split(",")):
-            home = tmp / f"home{n}"
+            home = work / f"home{n}"
             env = dict(os.environ, SOPHIA_HOME=str(home), PYTHONPATH=args.lib, SOPHIA_RECALL_SEMANTIC="0")
-            src = tmp / f"msgs{n}.jsonl"
-            make_jsonl(n, src)
-            subprocess.run([str(s3), "ingest", str(src), "--format", "jsonl", "--json"], env=env, check=True,
-                           stdout=subprocess.DEVNULL)
+            if not (args.keep and holds(home, n)):
+                src = work / f"msgs{n}.jsonl"
+                make_jsonl(n, src)
+                subprocess.run([str(s3), "ingest", str(src), "--format", "jsonl", "--json"], env=env, check=True,
+                               stdout=subprocess.DEVNULL)
             subprocess.run([str(s3), "recall", QUERIES[0], "--json"], env=env, check=True, stdout=subprocess.DEVNULL)
             base = callgrind([sys.executable, "-c", "pass"], env, tmp)
             counts = [callgrind([sys.executable, str(s3), "recall", q, "--json"], env, tmp) for q in QUERIES]
@@ -102,6 +137,7 @@ def main() -> None:
     ap.add_argument("--sizes", default="10000,100000")
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--semantic", action="store_true")
+    ap.add_argument("--keep", type=Path, help="keep files and homes here; reuse a home that holds its size")
     ap.add_argument("--lib", default=str(ROOT / "lib"), help="the package to measure (default: this tree)")
     ap.add_argument("--instructions", action="store_true",
                     help="count instructions with callgrind (one run per query) instead of timing with hyperfine: "
@@ -111,50 +147,58 @@ def main() -> None:
         return instruction_counts(args)
     if not shutil.which("hyperfine"):
         sys.exit("hyperfine is needed (apt-get install hyperfine)")
-    report = []
     with tempfile.TemporaryDirectory(prefix="s3-speed-") as t:
         tmp = Path(t)
-        s3 = s3_script(tmp)
-        for n in (int(x) for x in args.sizes.split(",")):
-            home = tmp / f"home{n}"
-            env = dict(os.environ, SOPHIA_HOME=str(home), PYTHONPATH=args.lib,
-                       SOPHIA_RECALL_SEMANTIC="1" if args.semantic else "0")
-            src = tmp / f"msgs{n}.jsonl"
-            make_jsonl(n, src)
-            t0 = time.perf_counter()
-            subprocess.run([str(s3), "ingest", str(src), "--format", "jsonl", "--json"], env=env, check=True,
-                           stdout=subprocess.DEVNULL)
-            ingest_s = time.perf_counter() - t0
-            embed_s = None
-            if args.semantic:
-                t1 = time.perf_counter()
-                code = ("import sys; from pathlib import Path; from sophia.embed_client import client as c; h=Path(sys.argv[1]);"
-                        "c.ensure_started(h, force=True); assert c.wait_warm(h, 900); c.request_embed(h);"
-                        "assert c.wait_embedded(h, 3600)")
-                subprocess.run([sys.executable, "-c", code, str(home)], env=env, check=True)
-                embed_s = round(time.perf_counter() - t1, 1)
-            cmds = [f"{sys.executable} -c pass"] + [f"{s3} recall '{q}' --json" for q in QUERIES]
-            res = hyperfine(cmds, env, args.runs, tmp / f"hf{n}.json")
-            base = res[0]["mean_ms"]
-            rows = [{"query": q, **r, "ratio": round(r["mean_ms"] / base, 2)} for q, r in zip(QUERIES, res[1:],
-                                                                                                strict=True)]
-            worst = max(r["ratio"] for r in rows)
-            if args.semantic:
-                subprocess.run([sys.executable, "-c", "import sys; from sophia.embed_client import client as c; "
-                                "c.stop(sys.argv[1])", str(home)], env=env, check=False)
-            report.append({"messages": n, "semantic": args.semantic, "embed_seconds": embed_s,
-                           "ingest_seconds": round(ingest_s, 2), "python_c_pass_ms": round(base, 1),
-                           "recall": rows, "worst_ratio": worst,
-                           "mean_ratio": round(sum(r["ratio"] for r in rows) / len(rows), 2),
-                           "db_bytes": (home / "index.db").stat().st_size})
-            print(json.dumps(report[-1]), flush=True)
-    print("\n| messages | ingest (s) | then embed all (s) | `python -c pass` (ms) | `s3 recall` mean (ms) "
-          "| ratio (mean / worst) |")
-    print("|---|---|---|---|---|---|")
+        work = args.keep or tmp
+        work.mkdir(parents=True, exist_ok=True)
+        report = [measure(n, args, work, s3_script(tmp), tmp) for n in (int(x) for x in args.sizes.split(","))]
+    print("\n| messages | ingest (s) | ingest peak RSS (MB) | then embed all (s) | `python -c pass` (ms) "
+          "| `s3 recall` mean (ms) | ratio mean / worst query | ratio of medians: median / worst query |")
+    print("|---|---|---|---|---|---|---|---|")
     for r in report:
         mean_ms = sum(x["mean_ms"] for x in r["recall"]) / len(r["recall"])
-        print(f"| {r['messages']:,} | {r['ingest_seconds']} | {r['embed_seconds'] or '-'} | {r['python_c_pass_ms']} "
-              f"| {mean_ms:.1f} | {r['mean_ratio']}x / {r['worst_ratio']}x |")
+        print(f"| {r['messages']:,} | {r['ingest_seconds'] or '-'} | {r['ingest_peak_mb'] or '-'} "
+              f"| {r['embed_seconds'] or '-'} | {r['python_c_pass_ms']} | {mean_ms:.1f} "
+              f"| {r['mean_ratio']}x / {r['worst_ratio']}x | {r['median_ratio']}x / {r['worst_median_ratio']}x |")
+
+
+def measure(n: int, args: argparse.Namespace, work: Path, s3: Path, tmp: Path) -> dict[str, Any]:
+    """Ingest ``n`` messages (unless ``--keep`` holds them), then time the queries against ``python -c pass``."""
+    home = work / f"home{n}"
+    env = dict(os.environ, SOPHIA_HOME=str(home), PYTHONPATH=args.lib,
+               SOPHIA_RECALL_SEMANTIC="1" if args.semantic else "0")
+    ingest_s = peak_mb = None
+    if not (args.keep and holds(home, n)):
+        src = work / f"msgs{n}.jsonl"
+        make_jsonl(n, src)
+        ingest_s, peak_mb = timed_ingest(s3, src, env)
+    embed_s = None
+    if args.semantic:
+        t1 = time.perf_counter()
+        code = ("import sys; from pathlib import Path; from sophia.embed_client import client as c; h=Path(sys.argv[1]);"
+                "c.ensure_started(h, force=True); assert c.wait_warm(h, 900); c.request_embed(h);"
+                "assert c.wait_embedded(h, 3600)")
+        subprocess.run([sys.executable, "-c", code, str(home)], env=env, check=True)
+        embed_s = round(time.perf_counter() - t1, 1)
+    cmds = [f"{sys.executable} -c pass"] + [f"{s3} recall '{q}' --json" for q in QUERIES]
+    res = hyperfine(cmds, env, args.runs, tmp / f"hf{n}.json")
+    base, base_med = res[0]["mean_ms"], res[0]["median_ms"]
+    rows: list[dict[str, Any]] = [
+        {"query": q, **r, "ratio": round(r["mean_ms"] / base, 2), "median_ratio": round(r["median_ms"] / base_med, 2)}
+            for q, r in zip(QUERIES, res[1:], strict=True)]
+    if args.semantic:
+        subprocess.run([sys.executable, "-c", "import sys; from sophia.embed_client import client as c; "
+                        "c.stop(sys.argv[1])", str(home)], env=env, check=False)
+    medians = sorted(r["median_ratio"] for r in rows)
+    out = {"messages": n, "semantic": args.semantic, "embed_seconds": embed_s,
+           "ingest_seconds": None if ingest_s is None else round(ingest_s, 2),
+           "ingest_peak_mb": None if peak_mb is None else round(peak_mb), "python_c_pass_ms": round(base, 1),
+           "recall": rows, "worst_ratio": max(r["ratio"] for r in rows),
+           "mean_ratio": round(sum(r["ratio"] for r in rows) / len(rows), 2),
+           "median_ratio": medians[len(medians) // 2], "worst_median_ratio": medians[-1],
+           "db_bytes": (home / "index.db").stat().st_size}
+    print(json.dumps(out), flush=True)
+    return out
 
 
 if __name__ == "__main__":

@@ -75,6 +75,21 @@ def _progress(label: str) -> Any:
                     console=_stderr_console())
 
 
+class _TenthLines:
+    """Progress for a non-terminal stderr (logs, pipes): one line at each tenth of a big job (10,000+ steps)."""
+
+    def __init__(self, what: str) -> None:
+        self.what, self.shown = what, 0
+        self.on = not sys.stderr.isatty()
+
+    def __call__(self, done: int, total: int, label: str) -> None:
+        tenth = done * 10 // total if self.on and total >= 10_000 else 0
+        if tenth > self.shown:
+            self.shown = tenth
+            sys.stderr.write(f"{self.what}: {tenth * 10}% ({label})\n")
+            sys.stderr.flush()
+
+
 def _stderr_console() -> Any:
     from rich.console import Console
 
@@ -156,8 +171,11 @@ def ingest(
         with _progress("ingesting") as prog:
             task = prog.add_task("", total=None)
 
+            lines = _TenthLines("s3 ingest")
+
             def cb(done: int, total: int, label: str) -> None:
                 prog.update(task, completed=done, total=total, description=label)
+                lines(done, total, label)
 
             summary = ingest_file(file, fmt, progress=cb, source=source, project=project)
     except IngestInterrupted as exc:

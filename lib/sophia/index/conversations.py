@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -36,18 +37,22 @@ def conversation_files(home: Path | None = None) -> list[Path]:
 
 def read_conversation(path: Path) -> list[dict[str, Any]]:
     """The turn items of one kept conversation file (bad lines are skipped, never fatal)."""
-    out = []
+    return list(iter_conversation(path))
+
+
+def iter_conversation(path: Path) -> Iterator[dict[str, Any]]:
+    """The same, one at a time (a conversation of any size in constant memory)."""
     try:
-        with path.open(encoding="utf-8") as fh:
-            for line in fh:
-                if not line.strip():
-                    continue
-                try:
-                    obj = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(obj, dict) and isinstance(obj.get("id"), str) and isinstance(obj.get("text"), str):
-                    out.append(obj)
+        fh = path.open(encoding="utf-8")
     except FileNotFoundError:
-        return []
-    return out
+        return
+    with fh:
+        for line in fh:
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(obj, dict) and isinstance(obj.get("id"), str) and isinstance(obj.get("text"), str):
+                yield obj

@@ -12,7 +12,7 @@ import contextlib
 import json
 import os
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,7 @@ from ..atomic import read_json
 from ..errors import StateFileError
 from ..kinds import episode_item, rule_item
 from ..locking import locked
-from .conversations import conversation_files, read_conversation
+from .conversations import conversation_files, iter_conversation
 
 Progress = Callable[[int, int, str], None]
 
@@ -39,7 +39,7 @@ def _memory_files(home: Path) -> list[Path]:
     return sorted(md.glob("*.json")) if md.is_dir() else []
 
 
-def iter_items(home: Path, skipped: list[str]) -> Iterator[tuple[str, list[dict[str, Any]]]]:
+def iter_items(home: Path, skipped: list[str]) -> Iterator[tuple[str, Iterable[dict[str, Any]]]]:
     """(label, items) per source file; unreadable files are named in ``skipped``, never fatal."""
     for p in _episode_files(home):
         try:
@@ -64,7 +64,7 @@ def iter_items(home: Path, skipped: list[str]) -> Iterator[tuple[str, list[dict[
         except StateFileError as exc:
             skipped.append(f"{p}: {exc}")
     for p in conversation_files(home):
-        yield f"conversations/{p.name}", read_conversation(p)
+        yield f"conversations/{p.name}", iter_conversation(p)  # streamed: a conversation may hold millions
 
 
 def count_sources(home: Path) -> int:
@@ -121,8 +121,11 @@ def rebuild(home: Path | None = None, progress: Progress | None = None) -> dict[
                         good.append(it)
                     except ValueError as exc:
                         skipped.append(f"{label}: {exc}")
-                for i in range(0, len(good), 1000):
-                    upsert_items(conn, good[i:i + 1000])
+                    if len(good) >= 1000:
+                        upsert_items(conn, good)
+                        good = []
+                if good:
+                    upsert_items(conn, good)
                 if progress:
                     progress(min(done, total), total, label)
             kept = _carry_vectors(target, conn)

@@ -9,7 +9,8 @@ Pipeline for one query:
 2. candidate generation: FTS5 ``MATCH`` over the rarer query terms (terms in more than
    ``max_df`` of the items are left out of candidate generation when rarer ones exist, which
    bounds the cost on very common words), filters (type, project, the two timelines below)
-   applied in SQL, at most ``candidates`` rows by FTS5's own rank;
+   applied in SQL, at most ``candidates`` rows by FTS5's own rank (on a store past
+   ``candidates.BUDGET`` items, the rarest terms within a postings budget: ``candidates.py``);
 3. exact BM25 (k1, b tuned) over the candidates with every query term, normalised to 0..1;
    with ``feedback_docs`` (``s3 recall``'s CLI_KNOBS, not the prompt hook's DEFAULT_KNOBS), a second
    round on the rare terms the best hits share (``feedback.py``) is added at ``feedback_weight``;
@@ -37,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from ..timeutil import iso, now, parse
+from . import candidates as _cand
 from . import semantic as _sem
 from .text import FILLER, analyze
 
@@ -237,14 +239,9 @@ def keyword_scores(conn: sqlite3.Connection, terms: list[str], flt: _Filters, kn
     present = [t for t in uniq if df[t] > 0]
     if not present:
         return {}
-    cap = max(knobs.max_df * n, knobs.max_df_floor)
-    rare = [t for t in present if df[t] <= cap]
-    gen = rare or sorted(present, key=lambda t: df[t])[:1]
-    match = " OR ".join(f'"{t}"' for t in gen)
-    sql = (f"SELECT {', '.join('i.' + c.strip() for c in _COLS.split(','))} FROM items_fts "
-           f"JOIN items i ON i.rowid = items_fts.rowid WHERE items_fts MATCH ? AND {flt.sql} "
-           f"ORDER BY items_fts.rank LIMIT ?")
-    rows = conn.execute(sql, [match, *flt.params, knobs.candidates]).fetchall()
+    steps = _cand.plan(conn, present, df, n, max(knobs.max_df * n, knobs.max_df_floor))
+    rows = _cand.fetch(conn, steps, ", ".join("i." + c.strip() for c in _COLS.split(",")), flt.sql,
+                       flt.params, knobs.candidates)
     idf = {t: _idf(n, df[t]) for t in present}
     k1, b = knobs.k1, knobs.b
     out: dict[str, tuple[float, dict[str, Any]]] = {}

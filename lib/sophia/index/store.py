@@ -123,7 +123,7 @@ def _unlink(conn: sqlite3.Connection, iid: str, others: Iterable[str]) -> None:
                      (iid, other, other, iid))
 
 
-def _write(conn: sqlite3.Connection, rows: list[dict[str, Any]]) -> int:
+def _write(conn: sqlite3.Connection, rows: list[dict[str, Any]], analysed: dict[str, list[str]]) -> int:
     changed = 0
     for i in range(0, len(rows), _CHUNK):
         chunk = rows[i:i + _CHUNK]
@@ -136,7 +136,9 @@ def _write(conn: sqlite3.Connection, rows: list[dict[str, Any]]) -> int:
             prev = old.get(row["id"])
             if prev and prev[0] == h:
                 continue
-            terms = analyze(row["text"])
+            terms = analysed.get(row["id"])
+            if terms is None:
+                terms = analyze(row["text"])
             conn.execute(
                 """INSERT INTO items (id, type, text, terms, dl, content_hash, project, timestamp, event_time,
                        source_ids, valid_from, valid_until, temporality, scene_id, memcell_id, links, meta,
@@ -173,9 +175,11 @@ def _write(conn: sqlite3.Connection, rows: list[dict[str, Any]]) -> int:
     return changed
 
 
-def upsert_items(conn: sqlite3.Connection, items: list[dict[str, Any]]) -> int:
+def upsert_items(conn: sqlite3.Connection, items: list[dict[str, Any]], *,
+                 analysed: dict[str, list[str]] | None = None) -> int:
     """Insert or update ``items`` in one transaction; return how many were new or changed.
 
+    ``analysed``: item id -> ``text.analyze`` of its text, when the caller already has it (ingest).
     Raises ValueError (nothing written) when an item is malformed."""
     by_id: dict[str, dict[str, Any]] = {}
     for item in items:
@@ -185,7 +189,7 @@ def upsert_items(conn: sqlite3.Connection, items: list[dict[str, Any]]) -> int:
         return 0
     conn.execute("BEGIN IMMEDIATE")
     try:
-        n = _write(conn, list(by_id.values()))
+        n = _write(conn, list(by_id.values()), analysed or {})
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")

@@ -9,18 +9,25 @@ so ``sophia.index.rebuild`` reads it back verbatim. Re-ingesting a source merges
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+import os
+import sqlite3
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sized
 from pathlib import Path
+from types import TracebackType
 from typing import Any
 
 from .. import paths
 from ..atomic import ensure_dir, write_bytes_atomic
-from ..index.conversations import conversation_path, read_conversation, safe_source
+from ..index.conversations import conversation_path, iter_conversation, safe_source
 from ..locking import locked
 from ..redact import redact
 from ..timeutil import iso, parse
 from .formats import IngestError, IngestInterrupted, Turn
-from .memcell import Boundaries, segment
+from .memcell import Boundaries, Cue, segment_stream
+from .staging import Staging
+
+BATCH = 2000  # turns per index transaction
 
 Progress = Callable[[int, int, str], None]
 
@@ -31,115 +38,181 @@ def _write_conversation(path: Path, items: list[dict[str, Any]]) -> None:
 
 
 def drop_turns(source: str, drop: Callable[[dict[str, Any]], bool], home: Path | None = None) -> list[dict[str, Any]]:
-    """Remove the turns ``drop`` selects from a kept conversation (under its lock); return them.
-    The last turn gone removes the file."""
+    """Remove the turns ``drop`` selects from a kept conversation (under its lock, streaming the ones
+    kept); return the removed. The last turn gone removes the file."""
     path = conversation_path(source, home)
     if not path.exists():
         return []
+    gone: list[dict[str, Any]] = []
+    kept = 0
     with locked(path):
-        items = read_conversation(path)
-        gone = [it for it in items if drop(it)]
-        if gone:
-            kept = [it for it in items if not drop(it)]
-            if kept:
-                _write_conversation(path, kept)
-            else:
-                path.unlink(missing_ok=True)
+        with _Lines(path) as fh:
+            for it in iter_conversation(path):
+                if drop(it):
+                    gone.append(it)
+                else:
+                    fh.write(it)
+                    kept += 1
+            if not gone:
+                fh.discard()
+        if gone and not kept:
+            path.unlink(missing_ok=True)
     return gone
+
+
+def _turn_item(src: str, seq: int, t: Turn, cell: int) -> dict[str, Any]:
+    meta: dict[str, Any] = {"speaker": t.get("speaker"), "session": t.get("session"), "seq": seq,
+                            "source": src, "sid": t["sid"]}
+    meta.update(t.get("extra") or {})
+    return {
+        "id": f"turn:{src}:{t['sid']}",
+        "type": "turn",
+        "text": t["text"],
+        "project": t.get("project"),
+        "timestamp": t.get("recorded") or t.get("time"),  # record time: when first ingested
+        "event_time": t.get("time"),
+        "source_ids": [t["sid"]],
+        "valid_from": None, "valid_until": None, "temporality": None, "scene_id": None,
+        "memcell_id": f"mc:{src}:{cell}",
+        "links": [],
+        "meta": meta,
+    }
+
+
+def _items(src: str, turns: Iterable[Turn], cfg: Boundaries = Boundaries()) -> Iterator[tuple[dict[str, Any], list[str], int]]:
+    """(turn item, its analysed terms, its MemCell number) for turns whose text is already redacted, in
+    order; the segmenter reads a few turns ahead, so only those few are held."""
+    from ..index.text import analyze
+
+    pending: deque[tuple[Turn, list[str]]] = deque()
+
+    def cues() -> Iterator[Cue]:
+        for t in turns:
+            terms = analyze(t["text"])
+            pending.append((t, terms))
+            yield t.get("session"), parse(t.get("time")), terms
+
+    for seq, cell in enumerate(segment_stream(cues(), cfg)):
+        t, terms = pending.popleft()
+        yield _turn_item(src, seq, t, cell), terms, cell
 
 
 def turn_items(source: str, turns: list[Turn], cfg: Boundaries = Boundaries()) -> list[dict[str, Any]]:
     """Turn records (in conversation order) -> turn items with seq and MemCell ids."""
-    from ..index.text import analyze
+    red = ({**t, "text": redact(t["text"])} for t in turns)
+    return [item for item, _, _ in _items(safe_source(source), red, cfg)]
 
+
+class _Lines:
+    """A conversation file rewritten line by line: a temp file beside it, fsynced and renamed over it
+    on a clean exit (readers see the old file or the new one), removed on an error."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.tmp = path.parent / f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+        self.keep = True
+        self.fh = open(os.open(self.tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w",  # noqa: SIM115
+                       encoding="utf-8", buffering=1 << 20)
+
+    def write(self, item: dict[str, Any]) -> None:
+        self.fh.write(json.dumps(item, ensure_ascii=False) + "\n")
+
+    def discard(self) -> None:
+        """Leave the file as it was."""
+        self.keep = False
+
+    def __enter__(self) -> _Lines:
+        return self
+
+    def __exit__(self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
+        done = et is None and self.keep
+        try:
+            if done:
+                self.fh.flush()
+                os.fsync(self.fh.fileno())
+        finally:
+            self.fh.close()
+        if done:
+            os.replace(self.tmp, self.path)
+            fd = os.open(self.path.parent, os.O_RDONLY | os.O_DIRECTORY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        else:
+            self.tmp.unlink(missing_ok=True)
+
+
+class _Ticker:
+    """Progress over all the conversations of one ingest: turns read, then turns written to the index."""
+
+    def __init__(self, progress: Progress | None, total: int) -> None:
+        self.progress, self.total, self.done = progress, total, 0
+
+    def __call__(self, n: int, label: str) -> None:
+        self.done += n
+        if self.progress:
+            self.progress(min(self.done, self.total), self.total, label)
+
+
+def _ingest_one(conn: sqlite3.Connection, source: str, turns: Iterable[Turn], h: Path, project: str | None,
+                tick: _Ticker) -> dict[str, Any] | None:
+    """Merge one conversation into its kept file and the index, streaming; None when it had no turns."""
+    from ..index.store import upsert_items
+
+    path = conversation_path(source, h)
+    ensure_dir(path.parent)
     src = safe_source(source)
-    texts = [redact(t["text"]) for t in turns]
-    cells = segment([t.get("session") for t in turns], [parse(t.get("time")) for t in turns],
-                    [analyze(x) for x in texts], cfg)
-    items = []
-    for seq, (t, text, cell) in enumerate(zip(turns, texts, cells, strict=True)):
-        meta: dict[str, Any] = {"speaker": t.get("speaker"), "session": t.get("session"), "seq": seq,
-                                "source": src, "sid": t["sid"]}
-        meta.update(t.get("extra") or {})
-        items.append({
-            "id": f"turn:{src}:{t['sid']}",
-            "type": "turn",
-            "text": text,
-            "project": t.get("project"),
-            "timestamp": t.get("recorded") or t.get("time"),  # record time: when first ingested
-            "event_time": t.get("time"),
-            "source_ids": [t["sid"]],
-            "valid_from": None, "valid_until": None, "temporality": None, "scene_id": None,
-            "memcell_id": f"mc:{src}:{cell}",
-            "links": [],
-            "meta": meta,
-        })
-    return items
+    out: dict[str, Any] = {"source": src, "turns": 0, "file": str(path), "indexed": 0, "memcells": 0}
+    with locked(path), Staging(path.parent) as st:
+        if not st.add(turns, project, lambda k: tick(k, f"{src}: reading")):
+            return None
+        batch: list[tuple[dict[str, Any], list[str]]] = []
+
+        def flush() -> None:
+            out["indexed"] += upsert_items(conn, [it for it, _ in batch], analysed={it["id"]: w for it, w in batch})
+            tick(len(batch), f"{src}: indexing")
+            batch.clear()
+
+        with _Lines(path) as fh:
+            for item, terms, cell in _items(src, st.merged(iter_conversation(path), iso())):
+                fh.write(item)
+                batch.append((item, terms))
+                out["turns"] += 1
+                out["memcells"] = cell + 1
+                if len(batch) >= BATCH:
+                    flush()
+            if batch:
+                flush()
+    return out
 
 
-def _merge(existing: list[dict[str, Any]], new: list[Turn]) -> list[Turn]:
-    """Existing turns (as records) updated/extended by the new ones, order kept."""
-    order: list[str] = []
-    by_sid: dict[str, Turn] = {}
-    for it in existing:
-        m = it.get("meta") or {}
-        sid = str(m.get("sid") or (it.get("source_ids") or [it["id"]])[0])
-        extra = {k: m[k] for k in ("blip_caption", "img_url", "query") if m.get(k)}
-        by_sid[sid] = {"sid": sid, "session": m.get("session"), "speaker": m.get("speaker"),
-                       "text": it["text"], "time": it.get("event_time") or it.get("timestamp"),
-                       "extra": extra, "project": it.get("project"), "recorded": it.get("timestamp")}
-        order.append(sid)
-    stamp = iso()
-    for t in new:
-        if t["sid"] not in by_sid:
-            order.append(t["sid"])
-        prev = by_sid.get(t["sid"])
-        t["recorded"] = (prev or {}).get("recorded") or stamp
-        by_sid[t["sid"]] = t
-    return [by_sid[s] for s in order]
-
-
-def ingest_conversations(convs: Iterable[tuple[str, list[Turn]]], *, home: Path | None = None,
+def ingest_conversations(convs: Iterable[tuple[str, Iterable[Turn]]], *, home: Path | None = None,
                          progress: Progress | None = None, project: str | None = None,
                          nudge: bool = True) -> dict[str, Any]:
-    """Keep and index each conversation; return counts. Raises IngestError on bad input and
+    """Keep and index each conversation, streaming (memory stays bounded at any size); return counts.
+    Raises IngestError on bad input (before anything of that conversation is written) and
     IngestInterrupted (a KeyboardInterrupt) on Ctrl-C, saying how many conversations were done."""
     from ..index.db import connect
-    from ..index.store import upsert_items
 
     h = home or paths.sophia_home()
     convs = list(convs)
-    total = sum(len(t) for _, t in convs)
-    done = 0
+    # progress steps: each new turn read (staged), then each turn of the merged conversation indexed
+    total = sum(2 * len(t) + _count_lines(conversation_path(s, h)) for s, t in convs if isinstance(t, Sized))
+    tick = _Ticker(progress, total)
     summary: dict[str, Any] = {"conversations": [], "turns": 0, "indexed": 0, "memcells": 0}
     conn = connect(h)
     try:
         for source, turns in convs:
-            if not turns:
+            one = _ingest_one(conn, source, turns, h, project, tick)
+            if one is None:
                 continue
-            if project:
-                for t in turns:
-                    t["project"] = project
-            path = conversation_path(source, h)
-            ensure_dir(path.parent)
-            with locked(path):
-                merged = _merge(read_conversation(path), turns)
-                items = turn_items(source, merged)
-                _write_conversation(path, items)
-            changed = 0
-            for i in range(0, len(items), 500):
-                changed += upsert_items(conn, items[i:i + 500])
-                if progress:
-                    progress(done + len(turns) * min(i + 500, len(items)) // len(items), total,
-                             safe_source(source))
-            done += len(turns)
-            summary["conversations"].append({"source": safe_source(source), "turns": len(items),
-                                             "file": str(path)})
-            summary["turns"] += len(items)
-            summary["indexed"] += changed
-            summary["memcells"] += len({it["memcell_id"] for it in items})
+            summary["conversations"].append({k: one[k] for k in ("source", "turns", "file")})
+            for k in ("turns", "indexed", "memcells"):
+                summary[k] += one[k]
     except KeyboardInterrupt:
-        raise IngestInterrupted(len(summary["conversations"]), sum(1 for _, t in convs if t),
+        raise IngestInterrupted(len(summary["conversations"]),
+                                sum(1 for _, t in convs if not isinstance(t, Sized) or len(t)),
                                 summary["turns"]) from None
     finally:
         conn.close()
@@ -148,6 +221,15 @@ def ingest_conversations(convs: Iterable[tuple[str, list[Turn]]], *, home: Path 
     if nudge:
         summary["embedding"] = request_embed(h)
     return summary
+
+
+def _count_lines(path: Path) -> int:
+    """Non-empty lines of a file (0 when there is none), read in blocks: a progress total, cheaply."""
+    try:
+        with path.open("rb") as fh:
+            return sum(1 for line in fh if line.strip())
+    except OSError:
+        return 0
 
 
 def request_embed(home: Path | None = None) -> bool:
@@ -168,13 +250,14 @@ def ingest_file(path: Path, fmt: str | None = None, *, home: Path | None = None,
 
     detected = fmt is None
     fmt = fmt or detect_format(path)
+    convs: list[tuple[str, Iterable[Turn]]]
     if fmt == "locomo":
         convs = list(read_locomo(path))
     elif fmt == "jsonl":
         convs = list(read_jsonl(path, source))
     else:
         raise IngestError(f"unknown format {fmt!r} (locomo or jsonl)")
-    if not any(t for _, t in convs):
+    if not any(len(t) for _, t in convs if isinstance(t, Sized)):
         raise IngestError(f"{path}: no turns found")
     summary = ingest_conversations(convs, home=home, progress=progress, project=project, nudge=nudge)
     summary["format"] = fmt

@@ -121,28 +121,51 @@ def read_locomo(path: Path) -> Iterator[tuple[str, list[Turn]]]:
         yield source, turns
 
 
-def read_jsonl(path: Path, source: str | None = None) -> Iterator[tuple[str, list[Turn]]]:
-    """Lines ``{"id", "session", "speaker", "text", "timestamp"}`` (speaker/session/timestamp optional)."""
-    turns: list[Turn] = []
-    try:
-        fh = path.open(encoding="utf-8")
-    except OSError as exc:
-        raise IngestError(f"{path}: cannot read: {exc}") from exc
-    with fh:
-        for ln, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
+def read_jsonl(path: Path, source: str | None = None) -> Iterator[tuple[str, JsonlTurns]]:
+    """Lines ``{"id", "session", "speaker", "text", "timestamp"}`` (speaker/session/timestamp optional):
+    one conversation, its turns read lazily (a file of any size streams)."""
+    yield (source or path.stem), JsonlTurns(path)
+
+
+class JsonlTurns:
+    """The turns of a JSONL file, parsed as they are iterated (a bad line raises IngestError there);
+    ``len()`` counts its non-empty lines without parsing them."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._n: int | None = None
+
+    def __len__(self) -> int:
+        if self._n is None:
             try:
-                obj = json.loads(line)
-            except ValueError as exc:
-                raise IngestError(f"{path}:{ln}: not valid JSON: {exc}") from exc
-            if not isinstance(obj, dict) or not isinstance(obj.get("text"), str):
-                raise IngestError(f"{path}:{ln}: expected an object with a 'text' string")
-            sid = obj.get("id")
-            sid = str(sid) if sid not in (None, "") else f"L{ln}"
-            speaker = obj.get("speaker")
-            text = f"{speaker}: {obj['text']}" if speaker else obj["text"]
-            ts = parse(obj.get("timestamp")) if obj.get("timestamp") else None
-            turns.append({"sid": sid, "session": None if obj.get("session") is None else str(obj["session"]),
-                          "speaker": speaker, "text": text, "time": iso(ts) if ts else None, "extra": {}})
-    yield (source or path.stem), turns
+                with self.path.open("rb") as fh:
+                    self._n = sum(1 for line in fh if line.strip())
+            except OSError as exc:
+                raise IngestError(f"{self.path}: cannot read: {exc}") from exc
+        return self._n
+
+    def __iter__(self) -> Iterator[Turn]:
+        try:
+            fh = self.path.open(encoding="utf-8")
+        except OSError as exc:
+            raise IngestError(f"{self.path}: cannot read: {exc}") from exc
+        with fh:
+            for ln, line in enumerate(fh, 1):
+                if line.strip():
+                    yield _jsonl_turn(self.path, ln, line)
+
+
+def _jsonl_turn(path: Path, ln: int, line: str) -> Turn:
+    try:
+        obj = json.loads(line)
+    except ValueError as exc:
+        raise IngestError(f"{path}:{ln}: not valid JSON: {exc}") from exc
+    if not isinstance(obj, dict) or not isinstance(obj.get("text"), str):
+        raise IngestError(f"{path}:{ln}: expected an object with a 'text' string")
+    sid = obj.get("id")
+    sid = str(sid) if sid not in (None, "") else f"L{ln}"
+    speaker = obj.get("speaker")
+    text = f"{speaker}: {obj['text']}" if speaker else obj["text"]
+    ts = parse(obj.get("timestamp")) if obj.get("timestamp") else None
+    return {"sid": sid, "session": None if obj.get("session") is None else str(obj["session"]),
+            "speaker": speaker, "text": text, "time": iso(ts) if ts else None, "extra": {}}
