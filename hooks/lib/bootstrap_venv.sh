@@ -122,7 +122,7 @@ cmd_run() {
   (
     # shellcheck source=../../install.sh
     . "$BOOT_ROOT/install.sh"
-    ASSUME_YES=1 PROJECT_DIR='' DRY_RUN=0 EMBEDDINGS=${SOPHIA_BOOTSTRAP_EMBEDDINGS:-1}
+    ASSUME_YES=1 PROJECT_DIR='' DRY_RUN=0 TEAM=0 EMBEDDINGS=${SOPHIA_BOOTSTRAP_EMBEDDINGS:-1}
     resolve_paths
     install_venv_only
     printf '%s\t%s\n' "$BOOT_VERSION" "$S3_BIN" >"$BOOT_DONE.tmp"
