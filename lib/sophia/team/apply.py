@@ -23,8 +23,15 @@ def _body(raw: Any) -> dict[str, Any]:
     return raw if isinstance(raw, dict) else json.loads(raw)
 
 
-def _may_replace(iid: str, exists: bool, book: dict[str, Any]) -> bool:
-    return not exists or iid in book["items"]
+def _replaceable(rows: list[tuple[Any, ...]], exists: Any, book: dict[str, Any],
+                 summary: dict[str, Any]) -> Any:
+    """(id, body, deleted, confidence, validations) of each pulled row that may change this machine: a
+    new id, or one shared before (the ledger); a local item never shared is kept (counted)."""
+    for iid, _v, _k, body, deleted, conf, vals in rows:
+        if exists(iid) and iid not in book["items"]:
+            summary["kept_local"] += 1
+            continue
+        yield iid, body, deleted, conf, vals
 
 
 def _apply_rules(home: Path, rows: list[tuple[Any, ...]], book: dict[str, Any], summary: dict[str, Any]) -> None:
@@ -34,11 +41,8 @@ def _apply_rules(home: Path, rows: list[tuple[Any, ...]], book: dict[str, Any], 
     changed, gone = [], []
     with update_rules(home) as rules:
         by_id = {r.get("id"): r for r in rules}
-        for iid, _v, _k, body, deleted, conf, vals in rows:
+        for iid, body, deleted, conf, vals in _replaceable(rows, lambda i: i in by_id, book, summary):
             cur = by_id.get(iid)
-            if not _may_replace(iid, cur is not None, book):
-                summary["kept_local"] += 1
-                continue
             if deleted:
                 if cur is not None:
                     rules.remove(cur)
@@ -68,11 +72,8 @@ def _apply_items(home: Path, stem: str, rows: list[tuple[Any, ...]], book: dict[
     changed, gone = [], []
     with update_items(stem, home) as items:
         by_id = {i.get("id"): n for n, i in enumerate(items)}
-        for iid, _v, _k, body, deleted, _c, _n in rows:
+        for iid, body, deleted, _c, _n in _replaceable(rows, lambda i: i in by_id, book, summary):
             at = by_id.get(iid)
-            if not _may_replace(iid, at is not None, book):
-                summary["kept_local"] += 1
-                continue
             if deleted:
                 if at is not None:
                     items[at] = {}
@@ -97,11 +98,8 @@ def _apply_episodes(home: Path, rows: list[tuple[Any, ...]], book: dict[str, Any
     from ..memory import indexing
 
     changed, gone, entries = [], [], []
-    for iid, _v, _k, body, deleted, _c, _n in rows:
+    for iid, body, deleted, _c, _n in _replaceable(rows, lambda i: episode_path(i, home).exists(), book, summary):
         p = episode_path(iid, home)
-        if not _may_replace(iid, p.exists(), book):
-            summary["kept_local"] += 1
-            continue
         if deleted:
             if p.exists():
                 p.unlink()
