@@ -184,17 +184,17 @@ class Analyzer:
             return
         if self._runs_nothing(cmd, words):
             return
-        # expand multi-valued words (loop variables) into separate arguments
-        inv = strip([v for vs in words for v in vs])
-        if inv.lookup_only:
-            return
-        call = Call(inv, cmd, sc, self._stdin(cmd, sc), depth, words)
-        self._redirs(cmd, call, depth, sc)
-        if self._shell_state(inv):
-            return
-        from .dispatch import dispatch
+        for flat in _iterations(words):
+            inv = strip(flat)
+            if inv.lookup_only:
+                return
+            call = Call(inv, cmd, sc, self._stdin(cmd, sc), depth, words)
+            self._redirs(cmd, call, depth, sc)
+            if self._shell_state(inv):
+                return
+            from .dispatch import dispatch
 
-        dispatch(self, call)
+            dispatch(self, call)
 
     def _substitutions(self, cmd: Command, depth: int) -> None:
         """``$(...)``, backticks and ``<(...)`` in words, redirections and assignments run first, as
@@ -350,3 +350,11 @@ def _new_text(tool_input: dict) -> str:
     if isinstance(edits, list):
         parts += [e.get("new_string") for e in edits if isinstance(e, dict)]
     return "\n".join(p for p in parts if isinstance(p, str))
+
+
+def _iterations(words: list[list[str]]) -> list[list[str]]:
+    """The argument lists a command runs with: a word with several values (a loop variable) takes one
+    value per run of the loop body, as bash does (``for b in x y; do git checkout $b`` is two branch
+    switches, not ``git checkout x y``)."""
+    n = max((len(vs) for vs in words), default=1)
+    return [[vs[k % len(vs)] for vs in words] for k in range(n)]

@@ -97,7 +97,8 @@ def _delete_tree(a: Analyzer, kind: str, shown: str, via: str, filtered: bool, t
     elif kind in DENY_RECURSIVE:
         a.add("deny", "rm_recursive", f"`{via}` would delete {shown} ({_WHAT[kind]})", INSTEAD_DELETE)
     elif kind in ASK_RECURSIVE:
-        a.add("ask", "rm_recursive", f"`{via}` deletes {shown}, {_WHAT[kind]}",
+        what = f"matching files under {shown}" if filtered else shown
+        a.add("ask", "rm_recursive", f"`{via}` deletes {what}, {_WHAT[kind]}",
               "Confirm with the user that this folder should go.")
 
 
@@ -213,12 +214,20 @@ def find(a: Analyzer, call: Call) -> None:
                     a.script(inv.args[k + 1].replace("{}", "$found"), call.depth + 1)
             i = j
         i += 1
-    if not deletes:
+    if not deletes or _git_locks_only(roots, expr):
         return
     via = call.show()
     for r in roots:
         judge_delete(a, r, True, via, filtered=filtered, tested=any(x in _FIND_TESTS for x in expr))
     del recursive
+
+
+def _git_locks_only(roots: list[str], expr: list[str]) -> bool:
+    """``find .git -name '*.lock' -delete``: clearing git's stale lock files (what a crashed git leaves
+    behind and its own error message says to remove), as ``rm -f .git/index.lock`` is."""
+    names = [expr[i + 1] for i, x in enumerate(expr[:-1]) if x in ("-name", "-iname")]
+    return (bool(names) and all(n.endswith(".lock") for n in names) and "-o" not in expr
+            and all("/.git/" in r + "/" or r.rstrip("/").endswith(".git") for r in roots))
 
 
 def _everything(expr: list[str]) -> bool:
@@ -359,14 +368,14 @@ def _move_away(a: Analyzer, src: str, via: str) -> None:
     p = targets.resolve(a.ctx, src)
     if p is None:
         return
-    prefix, wild = targets.known_prefix(p)
-    z = targets.zone(a.ctx, prefix if wild else p)
-    if z.kind in ("root", "home", "home_sensitive", "kit") or (
-            z.kind == "system" and targets.system_write_denied(p)):
-        a.add("deny", "sensitive_write", f"{via} moves away {src} ({_WHAT.get(z.kind, z.kind)})",
+    kind, _prefix, contents = _delete_zone(a, p)  # a narrow glob (``proj/tools-*``) moves entries inside
+    if kind in ("root", "home", "home_sensitive", "kit") or (
+            kind == "system" and targets.system_write_denied(p)):
+        a.add("deny", "sensitive_write", f"{via} moves away {src} ({_WHAT.get(kind, kind)})",
               "Leave it in place.")
-    elif z.kind in ("project_root", "project_ancestor"):
-        a.add("ask", "rm_recursive", f"{via} moves the project directory itself", "Confirm with the user.")
+    elif kind in ("project_root", "project_ancestor"):
+        what = "everything in the project" if contents else "the project directory itself"
+        a.add("ask", "rm_recursive", f"{via} moves {what}", "Confirm with the user.")
 
 
 def link(a: Analyzer, call: Call) -> None:

@@ -150,10 +150,19 @@ def _discard(a: Analyzer, sub: str, rest: list[str], flags: str, via: str) -> No
     elif any(p in (".", "*", ":/", "./", "..", ":/*", "'*'") or p.endswith("/.") for p in paths):
         a.add("deny", "git_destructive", f"{via} discards every uncommitted change in the working tree",
               "Commit or `git stash` first, or restore named files after asking the user.")
-    elif not all(_NAMED_FILE.search(p) for p in paths):
+    elif not all(_narrow(p) for p in paths):
         a.add("ask", "git_destructive", f"{via} discards uncommitted changes under {' '.join(paths)[:80]}",
               "Restore the named files you changed, or `git stash` first.")
     # named files only: the everyday undo of one's own edits (or taking one side of a conflict)
+
+
+def _narrow(path: str) -> bool:
+    """A named file, or anything below the top level of the tree (``src/views/home/``,
+    ``.config/ghostty/config``): restoring it undoes edits in that one corner. A top-level folder
+    (``src/``) is most of a project and is asked about; ``.`` is judged above."""
+    p = path.removeprefix("./").rstrip("/")
+    return bool(_NAMED_FILE.search(path)) or ("/" in p and not any(ch in p for ch in "*?[") and
+                                               not p.startswith(("/", ":", "..")))
 
 
 def _restore_paths(rest: list[str], flags: str) -> list[str]:

@@ -105,14 +105,23 @@ SCRATCH = ("/tmp", "/var/tmp", "/private/tmp", "/private/var/tmp", "/dev/shm")
 CLAUDE_SCRATCH = (".claude/tasks", ".claude/todos", ".claude/shell-snapshots")
 
 
+def posix_path(p: str) -> str:
+    """A Windows path (``C:\\Users\\x`` or ``C:/Users/x``, as Claude Code on Windows reports its cwd and
+    agents write in Git Bash) in the ``/c/Users/x`` form Git Bash itself uses; other paths unchanged."""
+    if len(p) > 2 and p[1] == ":" and p[2] in "\\/" and p[0].isascii() and p[0].isalpha():
+        return "/" + p[0].lower() + "/" + p[3:].replace("\\", "/")
+    return p
+
+
 def make_ctx(cwd: str | None, env: dict[str, str]) -> Ctx:
-    home = posixpath.normpath(env.get("HOME") or "/root")
+    cwd = posix_path(cwd) if cwd else cwd
+    home = posixpath.normpath(posix_path(env.get("HOME") or "/root"))
     tmp = [*SCRATCH, *(f"{home}/{d}" for d in CLAUDE_SCRATCH)]
     tmpdir = env.get("TMPDIR")
     if tmpdir and tmpdir.startswith("/") and posixpath.normpath(tmpdir) not in ("/", home):
         tmp.append(posixpath.normpath(tmpdir))
     cwd_n = posixpath.normpath(cwd) if cwd and cwd.startswith("/") else None
-    proj_env = env.get("CLAUDE_PROJECT_DIR")
+    proj_env = posix_path(env.get("CLAUDE_PROJECT_DIR") or "")
     project = None
     if proj_env and proj_env.startswith("/"):
         project = posixpath.normpath(proj_env)
@@ -148,6 +157,7 @@ def resolve(ctx: Ctx, p: str) -> str | None:
         return None
     if p.startswith(UNKNOWN):
         return None
+    p = posix_path(p)
     if p.startswith("/"):
         full = p
     else:
