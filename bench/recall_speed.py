@@ -13,6 +13,10 @@ embedded before timing (recall then fuses both tiers); without it ``SOPHIA_RECAL
 measures the keyword tier alone. ``s3`` is invoked the way the installed console script does it
 (``from sophia.cli.entry import main``), not through ``python -m`` (which adds runpy).
 
+``--injected`` times the prompt hook's path instead: ``s3 recall --type K`` for every kind the hook
+injects (no turns), after adding LoCoMo dev's observations as 2,000-odd facts beside the turns (what a
+user who imported chat archives and also has notes of their own holds).
+
 The ingest's peak resident memory is reported too (the bar: 500 MB at any size), and each query's
 median as well as its mean. ``--keep DIR`` keeps the files and homes in DIR and reuses a home already
 holding its size (a million messages take minutes to ingest): its ingest columns are then empty.
@@ -56,6 +60,37 @@ def make_jsonl(n: int, out: Path) -> None:
             fh.write(json.dumps({"id": f"c{conv}-m{pos}", "session": f"s{conv}-{pos // 25}", "speaker": sp,
                                  "text": text, "timestamp": f"2024-{1 + conv % 12:02d}-{1 + pos // 25:02d}T10:"
                                  f"{pos % 25:02d}:00Z"}) + "\n")
+
+
+# the kinds the prompt hook injects (kinds.injected_types(), written out so --lib can measure an old tree)
+INJECTED = ["episode", "rule", "fact", "foresight", "causal", "procedure", "profile", "memcell", "scene"]
+
+
+def add_notes(home: Path, env: dict[str, str]) -> None:
+    """LoCoMo dev's observations as facts in ``home``'s index (once)."""
+    code = """if True:
+        import json, sys
+        from pathlib import Path
+        from sophia.index import db, store
+        conn = db.connect(Path(sys.argv[1]))
+        if not conn.execute("SELECT count(*) FROM items WHERE type = 'fact'").fetchone()[0]:
+            items = []
+            for s in json.loads(Path(sys.argv[2]).read_text()):
+                for sess, obs in (s.get("observation") or {}).items():
+                    for who, lines in obs.items():
+                        for k, line in enumerate(lines):
+                            text = line[0] if isinstance(line, list) else str(line)
+                            items.append({"id": f"fact_{s['sample_id']}_{sess}_{who}_{k}", "type": "fact",
+                                          "text": text})
+            store.upsert_items(conn, items)
+        print(conn.execute("SELECT count(*) FROM items WHERE type = 'fact'").fetchone()[0], file=sys.stderr)
+    """
+    subprocess.run([sys.executable, "-c", code, str(home), str(DEV)], env=env, check=True)
+
+
+def stop_service(home: Path, env: dict[str, str]) -> None:
+    subprocess.run([sys.executable, "-c", "import sys; from sophia.embed_client import client as c; "
+                    "c.stop(sys.argv[1])", str(home)], env=env, check=False)
 
 
 def timed_ingest(s3: Path, src: Path, env: dict[str, str]) -> tuple[float, float]:
@@ -139,6 +174,8 @@ def main() -> None:
     ap.add_argument("--semantic", action="store_true")
     ap.add_argument("--keep", type=Path, help="keep files and homes here; reuse a home that holds its size")
     ap.add_argument("--lib", default=str(ROOT / "lib"), help="the package to measure (default: this tree)")
+    ap.add_argument("--injected", action="store_true",
+                    help="time recall limited to the kinds the prompt hook injects (its path), with notes added")
     ap.add_argument("--instructions", action="store_true",
                     help="count instructions with callgrind (one run per query) instead of timing with hyperfine: "
                          "repeatable on a busy machine; compare two trees with --lib")
@@ -172,7 +209,13 @@ def measure(n: int, args: argparse.Namespace, work: Path, s3: Path, tmp: Path) -
         src = work / f"msgs{n}.jsonl"
         make_jsonl(n, src)
         ingest_s, peak_mb = timed_ingest(s3, src, env)
+    type_args = ""
+    if args.injected:
+        add_notes(home, env)
+        type_args = " " + " ".join(f"--type {t}" for t in INJECTED)
     embed_s = None
+    if not args.semantic:  # `s3 ingest` starts the embedding service for the new items, as a user wants;
+        stop_service(home, env)  # here it would only eat the CPU the keyword timings share
     if args.semantic:
         t1 = time.perf_counter()
         code = ("import sys; from pathlib import Path; from sophia.embed_client import client as c; h=Path(sys.argv[1]);"
@@ -180,15 +223,14 @@ def measure(n: int, args: argparse.Namespace, work: Path, s3: Path, tmp: Path) -
                 "assert c.wait_embedded(h, 3600)")
         subprocess.run([sys.executable, "-c", code, str(home)], env=env, check=True)
         embed_s = round(time.perf_counter() - t1, 1)
-    cmds = [f"{sys.executable} -c pass"] + [f"{s3} recall '{q}' --json" for q in QUERIES]
+    cmds = [f"{sys.executable} -c pass"] + [f"{s3} recall '{q}' --json{type_args}" for q in QUERIES]
     res = hyperfine(cmds, env, args.runs, tmp / f"hf{n}.json")
     base, base_med = res[0]["mean_ms"], res[0]["median_ms"]
     rows: list[dict[str, Any]] = [
         {"query": q, **r, "ratio": round(r["mean_ms"] / base, 2), "median_ratio": round(r["median_ms"] / base_med, 2)}
             for q, r in zip(QUERIES, res[1:], strict=True)]
     if args.semantic:
-        subprocess.run([sys.executable, "-c", "import sys; from sophia.embed_client import client as c; "
-                        "c.stop(sys.argv[1])", str(home)], env=env, check=False)
+        stop_service(home, env)
     medians = sorted(r["median_ratio"] for r in rows)
     out = {"messages": n, "semantic": args.semantic, "embed_seconds": embed_s,
            "ingest_seconds": None if ingest_s is None else round(ingest_s, 2),

@@ -71,3 +71,64 @@ def test_filters_apply_before_the_limit_when_shaped(conn, monkeypatch: pytest.Mo
     assert [h["id"] for h in hits] == ["rule_1"]
     hits = search(conn, "common lone", knobs=with_knobs(candidates=5, neighbours=0, link_max=0))
     assert hits[0]["id"] == "fact_040"
+
+
+# -- a recall limited to kinds that never come in bulk plans over notes_fts ------------------------------
+
+def _notes(conn) -> set[str]:  # type: ignore[no-untyped-def]
+    """The ids notes_fts finds for "common" (every item holds it)."""
+    return {r[0] for r in conn.execute("SELECT i.id FROM notes_fts JOIN items i ON i.rowid = notes_fts.rowid "
+                                       "WHERE notes_fts MATCH 'common'")}
+
+
+def _turns(n: int, start: int = 0) -> list[dict[str, Any]]:
+    return [{"id": f"turn:chat:{i}", "type": "turn", "text": f"common usual chatter t{i}"}
+            for i in range(start, start + n)]
+
+
+def test_notes_fts_holds_every_item_but_the_turns_and_follows_writes(conn) -> None:  # type: ignore[no-untyped-def]
+    store.upsert_items(conn, _turns(30))
+    assert _notes(conn) == {f"fact_{i:03d}" for i in range(200)} | {"rule_1"}
+    store.upsert_items(conn, [{"id": "fact_000", "type": "fact", "text": "zebra words only"},
+                              {"id": "turn:chat:1", "type": "turn", "text": "common again"}])
+    store.delete_items(conn, ["fact_001", "turn:chat:2"])
+    assert _notes(conn) == {f"fact_{i:03d}" for i in range(2, 200)} | {"rule_1"}
+    assert conn.execute("SELECT count(*) FROM notes_fts WHERE notes_fts MATCH 'zebra'").fetchone()[0] == 1
+    # the external-content index agrees with what it was fed (FTS5's own check)
+    conn.execute("INSERT INTO notes_fts(notes_fts, rank) VALUES ('integrity-check', 0)")
+    conn.execute("INSERT INTO items_fts(items_fts, rank) VALUES ('integrity-check', 0)")
+
+
+def test_m005_backfills_an_index_made_before_it(sophia_home: Path) -> None:
+    path = sophia_home / "old.db"
+    c = db.open_db(path)
+    old = db.MIGRATIONS
+    try:
+        db.MIGRATIONS = old[:4]
+        db.migrate(c)
+        store.upsert_items(c, [{"id": "fact_a", "type": "fact", "text": "common fact"}, *_turns(3)])
+    finally:
+        db.MIGRATIONS = old
+    assert db.migrate(c) == ["m005_notes_fts"]
+    assert _notes(c) == {"fact_a"}
+    c.close()
+
+
+def test_a_type_filtered_recall_past_the_budget_plans_over_the_notes(conn, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    store.upsert_items(conn, _turns(400))
+    knobs = with_knobs(neighbours=0, link_max=0, candidates=50)
+    before = search(conn, "common usual rare", types=["fact", "rule"], limit=10, knobs=knobs)
+    monkeypatch.setattr(candidates, "BUDGET", 150)  # 601 items: past it; "common" alone matches all
+    seen: list[str] = []
+    real = candidates.fetch
+    monkeypatch.setattr(candidates, "fetch", lambda *a, **k: seen.append(a[-1] if len(a) > 6 else k.get("fts", ""))
+                        or real(*a, **k))
+    after = search(conn, "common usual rare", types=["fact", "rule"], limit=10, knobs=knobs)
+    assert seen == ["notes_fts"]
+    # the 10 notes with every term rank first either way: the turns never crowded them out
+    assert [h["id"] for h in after] == [h["id"] for h in before]
+    assert all(h["type"] in ("fact", "rule") for h in after)
+    # with the turns asked for, the whole index is planned over, and turns come back
+    seen.clear()
+    hits = search(conn, "chatter", types=["turn"], limit=3, knobs=knobs)
+    assert seen == ["items_fts"] and hits and hits[0]["type"] == "turn"

@@ -393,6 +393,13 @@ def extracted() -> list[Kind]:
     return [k for k in KINDS.values() if k.build is not None and k.contract_field]
 
 
+def bulk_types() -> list[str]:
+    """The kinds that come in bulk (ingested conversation turns, a million of them after importing chat
+    archives): the recall index keeps a second full-text index without them (``m005_notes_fts``), so a
+    recall limited to the other kinds (the prompt hook's) never walks their postings."""
+    return [k.name for k in in_store("conversations")]
+
+
 def injected_types(include_ingested: bool = False) -> list[str]:
     """The kinds the hooks inject; ``include_ingested`` adds the ingested conversations' (never
     Claude Code's own memory: it loads that itself)."""

@@ -26,12 +26,14 @@ BUDGET = 10_000  # FTS5 rows one query may rank (~3-5 us a row on an idle core)
 Step = tuple[str, bool]  # (an FTS5 MATCH expression, ranked: by FTS5's bm25, else the most recent first)
 
 
-def plan(conn: sqlite3.Connection, present: list[str], df: dict[str, int], n: int, cap: float) -> list[Step]:
+def plan(conn: sqlite3.Connection, present: list[str], df: dict[str, int], n: int, cap: float,
+         fts: str = "items_fts") -> list[Step]:
     """The MATCH steps that gather a query's candidates, in order (the next one only tops up).
 
     Every term within ``cap`` (the rarest one when none is), ranked; on a big store whose terms match more
     than the budget: the rarest that fit in it; when even the rarest does not, the rows holding every
-    term (ranked when they fit in the budget, else the most recent), then the rarest term's most recent."""
+    term (ranked when they fit in the budget, else the most recent), then the rarest term's most recent.
+    ``fts``: the FTS5 table the steps will match (``df`` counted in it)."""
     rare = [t for t in present if df[t] <= cap]
     gen = rare or sorted(present, key=lambda t: df[t])[:1]
     if n <= BUDGET or sum(df[t] for t in gen) <= BUDGET:
@@ -47,7 +49,7 @@ def plan(conn: sqlite3.Connection, present: list[str], df: dict[str, int], n: in
     steps: list[Step] = []
     if len(by_df) > 1:
         every = " AND ".join(f'"{t}"' for t in by_df)
-        both = conn.execute("SELECT count(*) FROM items_fts WHERE items_fts MATCH ?", (every,)).fetchone()[0]
+        both = conn.execute(f"SELECT count(*) FROM {fts} WHERE {fts} MATCH ?", (every,)).fetchone()[0]
         if both:
             steps.append((every, both <= BUDGET))
     return [*steps, (_any(by_df[:1]), False)]
@@ -58,15 +60,15 @@ def _any(terms: list[str]) -> str:
 
 
 def fetch(conn: sqlite3.Connection, steps: list[Step], cols: str, where: str, params: list[Any],
-          limit: int) -> list[tuple[Any, ...]]:
+          limit: int, fts: str = "items_fts") -> list[tuple[Any, ...]]:
     """The candidate rows (``cols`` of ``items i``, its ``rowid`` first) of each step in turn, each row
     once, at most ``limit``; ``where`` filters in SQL (before the limit)."""
     rows: list[tuple[Any, ...]] = []
     seen: set[int] = set()
     for match, ranked in steps:
-        order = "items_fts.rank" if ranked else "items_fts.rowid DESC"
-        sql = (f"SELECT {cols} FROM items_fts JOIN items i ON i.rowid = items_fts.rowid "
-               f"WHERE items_fts MATCH ? AND {where} ORDER BY {order} LIMIT ?")
+        order = f"{fts}.rank" if ranked else f"{fts}.rowid DESC"
+        sql = (f"SELECT {cols} FROM {fts} JOIN items i ON i.rowid = {fts}.rowid "
+               f"WHERE {fts} MATCH ? AND {where} ORDER BY {order} LIMIT ?")
         for r in conn.execute(sql, [match, *params, limit]):
             if r[0] not in seen and len(rows) < limit:
                 seen.add(r[0])

@@ -118,7 +118,35 @@ def m004_cjk_bigrams(conn: sqlite3.Connection) -> None:
             conn.execute("UPDATE items SET terms = ?, dl = ? WHERE rowid = ?", (" ".join(new), len(new), rowid))
 
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [m001_items, m002_links, m003_vectors, m004_cjk_bigrams]
+def m005_notes_fts(conn: sqlite3.Connection) -> None:
+    # A second FTS5 index (same external content, items.terms) over every item that is not of a bulk kind
+    # (kinds.bulk_types(): ingested conversation turns, as of this migration). A recall limited to other
+    # kinds draws its candidates here instead of filtering a million turns' matches one by one
+    # (search.keyword_scores). A later bulk kind needs a new migration that rebuilds these triggers.
+    from ..kinds import bulk_types
+
+    not_bulk = "NOT IN (" + ", ".join("'" + t.replace("'", "''") + "'" for t in bulk_types()) + ")"
+    conn.execute("""
+        CREATE VIRTUAL TABLE notes_fts USING fts5(
+            terms, content='items', content_rowid='rowid', tokenize='unicode61 remove_diacritics 0'
+        )""")
+    conn.execute("CREATE VIRTUAL TABLE notes_vocab USING fts5vocab(notes_fts, 'row')")
+    conn.execute(f"INSERT INTO notes_fts(rowid, terms) SELECT rowid, terms FROM items WHERE type {not_bulk}")
+    conn.execute(f"""CREATE TRIGGER notes_ai AFTER INSERT ON items WHEN new.type {not_bulk} BEGIN
+            INSERT INTO notes_fts(rowid, terms) VALUES (new.rowid, new.terms);
+        END""")
+    conn.execute(f"""CREATE TRIGGER notes_ad AFTER DELETE ON items WHEN old.type {not_bulk} BEGIN
+            INSERT INTO notes_fts(notes_fts, rowid, terms) VALUES ('delete', old.rowid, old.terms);
+        END""")
+    conn.execute(f"""CREATE TRIGGER notes_au AFTER UPDATE OF terms, type ON items BEGIN
+            INSERT INTO notes_fts(notes_fts, rowid, terms) SELECT 'delete', old.rowid, old.terms
+                WHERE old.type {not_bulk};
+            INSERT INTO notes_fts(rowid, terms) SELECT new.rowid, new.terms WHERE new.type {not_bulk};
+        END""")
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [m001_items, m002_links, m003_vectors, m004_cjk_bigrams,
+                                                         m005_notes_fts]
 
 
 def _secure(path: Path) -> None:

@@ -37,6 +37,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from ..kinds import bulk_types
 from ..timeutil import iso, now, parse
 from . import candidates as _cand
 from . import semantic as _sem
@@ -151,6 +152,8 @@ class _Filters:
                  known_at: datetime | None = None):
         clauses = []
         params: list[Any] = []
+        # only kinds that never come in bulk: candidates may come from their own FTS5 index (notes_fts)
+        self.notes_only = bool(types and not set(types) & set(bulk_types()))
         if types:
             clauses.append(f"i.type IN ({','.join('?' * len(types))})")
             params.extend(types)
@@ -174,14 +177,15 @@ class _Filters:
         self.params = params
 
 
-def _df(conn: sqlite3.Connection, terms: list[str], cache: dict[str, int] | None = None) -> dict[str, int]:
-    """Document frequencies; ``cache`` (one query's) saves the second lookup of the same term."""
+def _df(conn: sqlite3.Connection, terms: list[str], cache: dict[str, int] | None = None,
+        vocab: str = "items_vocab") -> dict[str, int]:
+    """Document frequencies (in ``vocab``'s index); ``cache`` (one query's) saves the second lookup."""
     out = {}
     for t in terms:
         if cache is not None and t in cache:
             out[t] = cache[t]
             continue
-        r = conn.execute("SELECT doc FROM items_vocab WHERE term = ?", (t,)).fetchone()
+        r = conn.execute(f"SELECT doc FROM {vocab} WHERE term = ?", (t,)).fetchone()
         out[t] = int(r[0]) if r else 0
         if cache is not None:
             cache[t] = out[t]
@@ -239,9 +243,9 @@ def keyword_scores(conn: sqlite3.Connection, terms: list[str], flt: _Filters, kn
     present = [t for t in uniq if df[t] > 0]
     if not present:
         return {}
-    steps = _cand.plan(conn, present, df, n, max(knobs.max_df * n, knobs.max_df_floor))
+    steps, fts = _candidate_steps(conn, present, df, n, flt, knobs)
     rows = _cand.fetch(conn, steps, ", ".join("i." + c.strip() for c in _COLS.split(",")), flt.sql,
-                       flt.params, knobs.candidates)
+                       flt.params, knobs.candidates, fts)
     idf = {t: _idf(n, df[t]) for t in present}
     k1, b = knobs.k1, knobs.b
     out: dict[str, tuple[float, dict[str, Any]]] = {}
@@ -260,6 +264,24 @@ def keyword_scores(conn: sqlite3.Connection, terms: list[str], flt: _Filters, kn
             row["matched"] = matched
             out[row["id"]] = (s, row)
     return out
+
+
+def _candidate_steps(conn: sqlite3.Connection, present: list[str], df: dict[str, int], n: int, flt: _Filters,
+                     knobs: Knobs) -> tuple[list[_cand.Step], str]:
+    """The candidate plan and the FTS5 table it matches. A recall limited to kinds that never come in
+    bulk, on a store past the candidate budget (a million ingested turns), plans over ``notes_fts``,
+    which holds only those kinds: common words then match thousands of notes, not a million turns that
+    the type filter would drop one by one. Scoring keeps the whole store's statistics either way; a
+    store within the budget is planned as before, to the row."""
+    cap = max(knobs.max_df * n, knobs.max_df_floor)
+    if flt.notes_only and n > _cand.BUDGET:
+        try:
+            ndf = _df(conn, present, vocab="notes_vocab")
+        except sqlite3.OperationalError:  # an index a read-only connection could not migrate
+            return _cand.plan(conn, present, df, n, cap), "items_fts"
+        inside = [t for t in present if ndf[t] > 0]
+        return (_cand.plan(conn, inside, ndf, n, cap, "notes_fts") if inside else []), "notes_fts"
+    return _cand.plan(conn, present, df, n, cap), "items_fts"
 
 
 def _fetch(conn: sqlite3.Connection, ids: list[str], flt: _Filters) -> dict[str, dict[str, Any]]:
