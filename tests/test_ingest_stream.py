@@ -154,3 +154,30 @@ def test_rebuild_streams_a_conversation_back_into_the_index(tmp_path: Path, soph
     assert len(before) == 2_500
     rebuild(sophia_home)
     assert rows() == before
+
+
+def test_the_staging_file_of_a_killed_ingest_is_swept_by_the_next(tmp_path: Path, s3_env: dict[str, str]) -> None:
+    """SIGKILL an ingest while it stages (its temp file left behind), then ingest again: the orphan goes,
+    and nothing of the kept conversations is touched."""
+    import signal
+    import time
+
+    big, small = tmp_path / "big.jsonl", tmp_path / "small.jsonl"
+    _write_jsonl(big, 60_000)
+    _write_jsonl(small, 50, seed=3)
+    env = dict(s3_env, SOPHIA_HOME=str(tmp_path / "home"))
+    folder = conversation_path("big", tmp_path / "home").parent
+    p = subprocess.Popen([sys.executable, "-m", "sophia.cli.entry", "ingest", str(big), "--json"], env=env,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while not list(folder.glob(".staging.*.db")) and time.monotonic() < deadline and p.poll() is None:
+        time.sleep(0.01)
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    orphans = list(folder.glob(".staging.*.db"))
+    assert orphans, "the ingest ended before it staged anything"
+    q = subprocess.run([sys.executable, "-m", "sophia.cli.entry", "ingest", str(small), "--json"], env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert q.returncode == 0, q.stderr
+    assert not list(folder.glob(".staging.*.db"))
+    assert len(read_conversation(conversation_path("small", tmp_path / "home"))) == 50

@@ -23,10 +23,28 @@ from .formats import Turn
 BATCH = 5000
 
 
+def sweep(folder: Path) -> list[Path]:
+    """Delete the staging files an ingest that was killed left in ``folder`` (their process is gone);
+    return them. A live process's file, or one whose name does not parse, is left alone."""
+    gone = []
+    for f in folder.glob(".staging.*.db"):
+        try:
+            pid = int(f.name.split(".")[2])
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            with contextlib.suppress(OSError):
+                f.unlink()
+                gone.append(f)
+        except (ValueError, IndexError, PermissionError):
+            continue
+    return gone
+
+
 class Staging:
     """``add`` the new turns, then ``merged(kept)`` yields the conversation's turns in their final order."""
 
     def __init__(self, folder: Path) -> None:
+        sweep(folder)
         self.path = folder / f".staging.{os.getpid()}.{os.urandom(4).hex()}.db"
         fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         os.close(fd)
