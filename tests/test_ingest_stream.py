@@ -181,3 +181,30 @@ def test_the_staging_file_of_a_killed_ingest_is_swept_by_the_next(tmp_path: Path
     assert q.returncode == 0, q.stderr
     assert not list(folder.glob(".staging.*.db"))
     assert len(read_conversation(conversation_path("small", tmp_path / "home"))) == 50
+
+
+def test_forgetting_a_whole_source_does_not_load_it(tmp_path: Path, s3_env: dict[str, str]) -> None:
+    """`s3 forget --source` of 40,000 turns peaks within 25 MiB of 2,000 (it held every removed turn:
+    ~2 KB each, 2 GB at a million), and leaves neither file nor index row."""
+    code = ("import resource, subprocess, sys; p = subprocess.run([sys.executable, '-m', 'sophia.cli.entry', "
+            "'forget', '--source', sys.argv[1], '--json'], capture_output=True, text=True); "
+            "sys.stderr.write(p.stderr + p.stdout); print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); "
+            "sys.exit(p.returncode)")
+    peaks = {}
+    for name, n in (("small", 2_000), ("big", 40_000)):
+        src = tmp_path / f"{name}.jsonl"
+        _write_jsonl(src, n)
+        env = dict(s3_env, SOPHIA_HOME=str(tmp_path / f"home-{name}"))
+        subprocess.run([sys.executable, "-m", "sophia.cli.entry", "ingest", str(src), "--json"], env=env,
+                       check=True, capture_output=True, timeout=300)
+        p = subprocess.run([sys.executable, "-c", code, name], env=env, capture_output=True, text=True, timeout=300)
+        assert p.returncode == 0, p.stderr
+        assert f'"turns_removed": {n}' in p.stderr.replace("\n", " ") or f'"turns_removed":{n}' in p.stderr, p.stderr
+        peaks[name] = int(p.stdout.strip()) / 1024
+        assert not conversation_path(name, tmp_path / f"home-{name}").exists()
+        conn = db.connect(tmp_path / f"home-{name}")
+        try:
+            assert conn.execute("SELECT count(*) FROM items WHERE type = 'turn'").fetchone()[0] == 0
+        finally:
+            conn.close()
+    assert peaks["big"] - peaks["small"] < 25, peaks

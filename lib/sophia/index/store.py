@@ -227,6 +227,13 @@ def all_ids(conn: sqlite3.Connection) -> set[str]:
     return {r[0] for r in conn.execute("SELECT id FROM items")}
 
 
-def source_ids(conn: sqlite3.Connection, source: str) -> list[str]:
-    """Ids of the ingested turns of one conversation (``source``), as the index holds them."""
-    return [r[0] for r in conn.execute("SELECT id FROM items WHERE type = 'turn' AND source = ?", (source,))]
+def delete_source(conn: sqlite3.Connection, source: str, chunk: int = 5000) -> int:
+    """Delete every indexed turn of one ingested conversation, ``chunk`` at a time (bounded memory at a
+    million turns); return how many."""
+    n = 0
+    while True:
+        ids = [r[0] for r in conn.execute("SELECT id FROM items WHERE type = 'turn' AND source = ? LIMIT ?",
+                                          (source, chunk))]
+        if not ids:
+            return n
+        n += delete_items(conn, ids)

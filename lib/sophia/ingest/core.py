@@ -60,6 +60,18 @@ def drop_turns(source: str, drop: Callable[[dict[str, Any]], bool], home: Path |
     return gone
 
 
+def remove_conversation(source: str, home: Path | None = None) -> int:
+    """Delete a kept conversation's file under its lock; return how many turns it held (counted while
+    streaming, never all in memory: a source can hold a million)."""
+    path = conversation_path(source, home)
+    if not path.exists():
+        return 0
+    with locked(path):
+        n = sum(1 for _ in iter_conversation(path))
+        path.unlink(missing_ok=True)
+    return n
+
+
 def _turn_item(src: str, seq: int, t: Turn, cell: int) -> dict[str, Any]:
     meta: dict[str, Any] = {"speaker": t.get("speaker"), "session": t.get("session"), "seq": seq,
                             "source": src, "sid": t["sid"]}

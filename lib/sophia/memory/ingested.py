@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..index.conversations import conversation_files, conversation_path, read_conversation, safe_source
-from ..ingest.core import drop_turns
+from ..ingest.core import drop_turns, remove_conversation
 from . import indexing
 
 Removed = tuple[dict[str, Any], str]
@@ -47,19 +47,18 @@ def remove(mid: str, home: Path) -> Removed | None:
 def forget_source(name: str, home: Path) -> dict[str, Any] | None:
     """Forget a whole ingested conversation: its file and every index row of its turns."""
     source = safe_source(name)
-    gone = drop_turns(source, lambda it: True, home)
-    ids = [str(it["id"]) for it in gone]
+    turns = remove_conversation(source, home)
     removed: list[int] = []
 
     def change(conn: Any) -> None:
         from ..index import store
 
-        removed.append(store.delete_items(conn, sorted(set(ids) | set(store.source_ids(conn, source)))))
+        removed.append(store.delete_source(conn, source))
 
     indexing.write(change, home)
-    if not gone and not sum(removed):
+    if not turns and not sum(removed):
         return None
-    return {"source": source, "file": str(conversation_path(source, home)), "turns_removed": len(gone),
+    return {"source": source, "file": str(conversation_path(source, home)), "turns_removed": turns,
             "index_rows_removed": sum(removed)}
 
 
