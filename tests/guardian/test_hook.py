@@ -255,3 +255,56 @@ def test_powershell_is_guarded_like_bash(genv: dict[str, str]) -> None:
         assert run_hook(payload("PowerShell", {"command": cmd}), genv).decision == "deny", cmd
     for cmd in ("Remove-Item -Recurse -Force build", "Get-ChildItem -Recurse src", "dotnet build"):
         assert run_hook(payload("PowerShell", {"command": cmd}), genv).decision == "allow", cmd
+
+
+@pytest.fixture
+def repo(sophia_home: Path):  # type: ignore[no-untyped-def]
+    """A real git repository with two commits, outside every temp folder (git in a temp clone is scratch
+    and never judged), and its hook environment: HOME its parent, the project itself."""
+    import subprocess
+    import tempfile
+
+    (ROOT / ".cache").mkdir(exist_ok=True)
+    home = Path(tempfile.mkdtemp(prefix="guardian-home-", dir=ROOT / ".cache"))
+    r = home / "app"
+    (r / "src").mkdir(parents=True)
+    (r / "a.txt").write_text("a\n")
+    (r / "src" / "b.txt").write_text("b\n")
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main", "-C", str(r)]
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "one"]):
+        subprocess.run(git + args, check=True)
+    (r / "a.txt").write_text("a2\n")
+    subprocess.run(git + ["commit", "-qam", "two"], check=True)
+    # a repository's own config can name a program git runs on status: the guardian must not run it
+    pwned = home / "pwned"
+    subprocess.run(git + ["config", "core.fsmonitor", f"touch {pwned}; false"], check=True)
+    sophia_home.mkdir(parents=True, exist_ok=True)
+    env = hook_env(sophia_home, home=str(home), CLAUDE_PROJECT_DIR=str(r))
+    yield r, env, pwned
+    shutil.rmtree(home, ignore_errors=True)
+
+
+def test_git_discards_are_judged_against_the_working_tree(repo) -> None:  # type: ignore[no-untyped-def]
+    r, env, pwned = repo
+
+    def decide(cmd: str) -> str:
+        return run_hook(payload(command=cmd, cwd=str(r)), env).decision
+
+    # a clean tree: nothing uncommitted to lose
+    for cmd in ("git reset --hard", "git reset --hard HEAD", "git checkout -- .", "git restore .",
+                "git checkout HEAD~1 -- src", "git switch -f main", f"git -C {r} reset --hard"):
+        assert decide(cmd) == "allow", cmd
+    assert decide("git reset --hard HEAD~1") == "ask"  # it still moves the branch
+    assert decide("git clean -fd") == "deny"  # untracked files are another matter
+    # an uncommitted change, staged or not: stopped as before
+    (r / "src" / "b.txt").write_text("edited\n")
+    for cmd, want in (("git reset --hard", "deny"), ("git checkout -- .", "deny"), ("git checkout HEAD~1 -- src", "ask"),
+                      ("git reset --hard HEAD~1", "deny"), ("git switch -f main", "ask")):
+        assert decide(cmd) == want, cmd
+    import subprocess
+
+    subprocess.run(["git", "-c", "core.fsmonitor=false", "-C", str(r), "add", "-A"], check=True)
+    assert decide("git reset --hard") == "deny"
+    assert not pwned.exists()  # the repository's fsmonitor program never ran
+    subprocess.run(["git", "-C", str(r), "status"], capture_output=True, check=True)
+    assert pwned.exists()  # (while a plain `git status` runs it: the check above can fail)

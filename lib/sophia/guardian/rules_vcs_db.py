@@ -8,6 +8,8 @@ from .shell import UNKNOWN
 
 TYPE_CHECKING = False  # typing is not imported on the hook path
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from .analyze import Analyzer, Call
 
 PROTECTED = LazyRe(r"^(?:main|master|trunk|develop|development|dev|release.*|prod.*|production|stable|staging|"
@@ -43,12 +45,39 @@ def git(a: Analyzer, call: Call) -> None:
     if sub == "push":
         _push(a, rest, via)
     elif sub in ("checkout", "restore"):
-        _discard(a, sub, rest, flags, via)
+        _discard(a, sub, rest, flags, via, lambda: _clean_tree(a, call.args))
     else:
         verdict = _GIT_JUDGES.get(sub, _git_history)(sub, rest, flags)
+        if verdict and sub in ("reset", "switch") and _clean_tree(a, call.args):
+            verdict = _on_clean_tree(sub, rest)
         if verdict:
             level, what, instead = verdict
             a.add(level, "git_destructive", f"{via} {what}", instead)
+
+
+def _clean_tree(a: Analyzer, args: list[str]) -> bool:
+    """Whether the repository the command works in (its cwd, or ``git -C DIR``) has nothing uncommitted
+    in tracked files (asked of git: :mod:`.worktree`)."""
+    where = a.ctx.cwd
+    for i, x in enumerate(args[:-1]):
+        if x == "-C":
+            where = targets.resolve(a.ctx, args[i + 1]) if where or args[i + 1].startswith("/") else None
+    if not where:
+        return False
+    from .worktree import clean
+
+    return clean(where)
+
+
+def _on_clean_tree(sub: str, rest: list[str]) -> _Verdict:
+    """A reset or forced switch on a clean tree loses no uncommitted work; ``reset --hard <ref>`` still
+    moves the branch, leaving the commits after ``ref`` only in the reflog."""
+    if sub == "reset":
+        ref = next((x for x in rest if not x.startswith("-")), "HEAD")
+        if ref not in ("HEAD", "@"):
+            return ("ask", f"moves the branch to {ref}; the commits after it stay only in the reflog",
+                    "Confirm with the user, or `git branch backup` first.")
+    return None
 
 
 # (level, what the command does, what to do instead) for a git subcommand; None if harmless
@@ -139,21 +168,24 @@ def _push(a: Analyzer, rest: list[str], via: str) -> None:
               "Prefer `--force-with-lease`.")
 
 
-def _discard(a: Analyzer, sub: str, rest: list[str], flags: str, via: str) -> None:
+def _discard(a: Analyzer, sub: str, rest: list[str], flags: str, via: str, clean: Callable[[], bool]) -> None:
+    """``git checkout``/``git restore`` over uncommitted changes (``clean()``: the tree has none, asked
+    only when the command would be stopped: then it loses nothing)."""
     if a.ctx.cwd and targets.in_temp(a.ctx, a.ctx.cwd):
         return  # a scratch clone in a temp folder
     paths = _restore_paths(rest, flags) if sub == "restore" else _checkout_paths(rest, flags)
+    if paths is not None and all(_narrow(p) for p in paths):
+        return  # a branch switch, or named files: the everyday undo of one's own edits (or one side of a conflict)
+    if clean():
+        return  # nothing uncommitted in tracked files: nothing to lose
     if paths is None:
         a.add("ask", "git_destructive", f"{via} discards local changes while switching")
-    elif not paths:
-        return
     elif any(p in (".", "*", ":/", "./", "..", ":/*", "'*'") or p.endswith("/.") for p in paths):
         a.add("deny", "git_destructive", f"{via} discards every uncommitted change in the working tree",
               "Commit or `git stash` first, or restore named files after asking the user.")
-    elif not all(_narrow(p) for p in paths):
+    else:
         a.add("ask", "git_destructive", f"{via} discards uncommitted changes under {' '.join(paths)[:80]}",
               "Restore the named files you changed, or `git stash` first.")
-    # named files only: the everyday undo of one's own edits (or taking one side of a conflict)
 
 
 def _narrow(path: str) -> bool:
