@@ -258,14 +258,12 @@ def test_powershell_is_guarded_like_bash(genv: dict[str, str]) -> None:
 
 
 @pytest.fixture
-def repo(sophia_home: Path):  # type: ignore[no-untyped-def]
-    """A real git repository with two commits, outside every temp folder (git in a temp clone is scratch
-    and never judged), and its hook environment: HOME its parent, the project itself."""
+def repo(tmp_path: Path, sophia_home: Path):  # type: ignore[no-untyped-def]
+    """A real git repository with two commits and its hook environment (HOME its parent, the project
+    itself). Its own config names an fsmonitor program: the guardian must never run it."""
     import subprocess
-    import tempfile
 
-    (ROOT / ".cache").mkdir(exist_ok=True)
-    home = Path(tempfile.mkdtemp(prefix="guardian-home-", dir=ROOT / ".cache"))
+    home = tmp_path / "u"
     r = home / "app"
     (r / "src").mkdir(parents=True)
     (r / "a.txt").write_text("a\n")
@@ -275,36 +273,60 @@ def repo(sophia_home: Path):  # type: ignore[no-untyped-def]
         subprocess.run(git + args, check=True)
     (r / "a.txt").write_text("a2\n")
     subprocess.run(git + ["commit", "-qam", "two"], check=True)
-    # a repository's own config can name a program git runs on status: the guardian must not run it
     pwned = home / "pwned"
     subprocess.run(git + ["config", "core.fsmonitor", f"touch {pwned}; false"], check=True)
     sophia_home.mkdir(parents=True, exist_ok=True)
-    env = hook_env(sophia_home, home=str(home), CLAUDE_PROJECT_DIR=str(r))
-    yield r, env, pwned
-    shutil.rmtree(home, ignore_errors=True)
+    return r, hook_env(sophia_home, home=str(home), CLAUDE_PROJECT_DIR=str(r)), pwned
 
 
-def test_git_discards_are_judged_against_the_working_tree(repo) -> None:  # type: ignore[no-untyped-def]
+def _stage(r: Path) -> None:
+    import subprocess
+
+    subprocess.run(["git", "-c", "core.fsmonitor=false", "-C", str(r), "add", "-A"], check=True)
+
+
+def test_git_resets_are_judged_against_the_working_tree(repo) -> None:  # type: ignore[no-untyped-def]
+    """Through the real hook: on a clean tree a reset loses nothing; with an uncommitted change,
+    staged or not, it is stopped as before."""
     r, env, pwned = repo
 
     def decide(cmd: str) -> str:
         return run_hook(payload(command=cmd, cwd=str(r)), env).decision
 
-    # a clean tree: nothing uncommitted to lose
-    for cmd in ("git reset --hard", "git reset --hard HEAD", "git checkout -- .", "git restore .",
-                "git checkout HEAD~1 -- src", "git switch -f main", f"git -C {r} reset --hard"):
+    for cmd in ("git reset --hard", "git reset --hard HEAD", "git switch -f main", f"git -C {r} reset --hard"):
         assert decide(cmd) == "allow", cmd
     assert decide("git reset --hard HEAD~1") == "ask"  # it still moves the branch
     assert decide("git clean -fd") == "deny"  # untracked files are another matter
-    # an uncommitted change, staged or not: stopped as before
     (r / "src" / "b.txt").write_text("edited\n")
-    for cmd, want in (("git reset --hard", "deny"), ("git checkout -- .", "deny"), ("git checkout HEAD~1 -- src", "ask"),
-                      ("git reset --hard HEAD~1", "deny"), ("git switch -f main", "ask")):
+    for cmd, want in (("git reset --hard", "deny"), ("git reset --hard HEAD~1", "deny"), ("git switch -f main", "ask")):
         assert decide(cmd) == want, cmd
-    import subprocess
-
-    subprocess.run(["git", "-c", "core.fsmonitor=false", "-C", str(r), "add", "-A"], check=True)
+    _stage(r)
     assert decide("git reset --hard") == "deny"
     assert not pwned.exists()  # the repository's fsmonitor program never ran
+    import subprocess
+
     subprocess.run(["git", "-C", str(r), "status"], capture_output=True, check=True)
     assert pwned.exists()  # (while a plain `git status` runs it: the check above can fail)
+
+
+def test_git_restores_are_judged_against_the_working_tree(repo, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    """The analyzer in-process (git in a temp folder is scratch and never judged, and this repository
+    lies in pytest's temp folder: here no folder counts as temp)."""
+    from sophia.guardian import targets
+    from sophia.guardian.hook import decide as analyze
+
+    monkeypatch.setattr(targets, "SCRATCH", ())
+    r, env, pwned = repo
+
+    def decide(cmd: str) -> str:
+        return str(analyze({"tool_name": "Bash", "tool_input": {"command": cmd}, "cwd": str(r)}, env)["decision"])
+
+    for cmd in ("git checkout -- .", "git restore .", "git checkout HEAD~1 -- src"):
+        assert decide(cmd) == "allow", cmd
+    (r / "src" / "b.txt").write_text("edited\n")
+    for cmd, want in (("git checkout -- .", "deny"), ("git restore .", "deny"), ("git checkout HEAD~1 -- src", "ask"),
+                      ("git checkout -- src/b.txt", "allow")):  # a named file: the everyday undo, as before
+        assert decide(cmd) == want, cmd
+    _stage(r)
+    assert decide("git checkout -- .") == "deny"
+    assert not pwned.exists()

@@ -184,6 +184,8 @@ class Analyzer:
             return
         if self._runs_nothing(cmd, words):
             return
+        from .dispatch import dispatch
+
         for flat in _iterations(words):
             inv = strip(flat)
             if inv.lookup_only:
@@ -192,8 +194,6 @@ class Analyzer:
             self._redirs(cmd, call, depth, sc)
             if self._shell_state(inv):
                 return
-            from .dispatch import dispatch
-
             dispatch(self, call)
 
     def _substitutions(self, cmd: Command, depth: int) -> None:
