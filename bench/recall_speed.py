@@ -62,8 +62,11 @@ def make_jsonl(n: int, out: Path) -> None:
                                  f"{pos % 25:02d}:00Z"}) + "\n")
 
 
-# the kinds the prompt hook injects (kinds.injected_types(), written out so --lib can measure an old tree)
-INJECTED = ["episode", "rule", "fact", "foresight", "causal", "procedure", "profile", "memcell", "scene"]
+def injected_types(env: dict[str, str]) -> list[str]:
+    """The kinds the prompt hook injects, as the measured tree (``--lib``) says."""
+    out = subprocess.run([sys.executable, "-c", "from sophia.kinds import injected_types; print(*injected_types())"],
+                         env=env, check=True, capture_output=True, text=True).stdout
+    return out.split()
 
 
 def add_notes(home: Path, env: dict[str, str]) -> None:
@@ -212,7 +215,7 @@ def measure(n: int, args: argparse.Namespace, work: Path, s3: Path, tmp: Path) -
     type_args = ""
     if args.injected:
         add_notes(home, env)
-        type_args = " " + " ".join(f"--type {t}" for t in INJECTED)
+        type_args = " " + " ".join(f"--type {t}" for t in injected_types(env))
     embed_s = None
     if not args.semantic:  # `s3 ingest` starts the embedding service for the new items, as a user wants;
         stop_service(home, env)  # here it would only eat the CPU the keyword timings share

@@ -186,11 +186,12 @@ class Analyzer:
             return
         from .dispatch import dispatch
 
+        stdin = self._stdin(cmd, sc)
         for flat in _iterations(words):
             inv = strip(flat)
             if inv.lookup_only:
                 return
-            call = Call(inv, cmd, sc, self._stdin(cmd, sc), depth, words)
+            call = Call(inv, cmd, sc, stdin, depth, words)
             self._redirs(cmd, call, depth, sc)
             if self._shell_state(inv):
                 return

@@ -61,7 +61,7 @@ def _clean_tree(a: Analyzer, args: list[str]) -> bool:
     where = a.ctx.cwd
     for i, x in enumerate(args[:-1]):
         if x == "-C":
-            where = targets.resolve(a.ctx, args[i + 1]) if where or args[i + 1].startswith("/") else None
+            where = targets.resolve(a.ctx, args[i + 1])
     if not where:
         return False
     from .worktree import clean
