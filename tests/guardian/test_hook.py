@@ -240,11 +240,33 @@ def test_own_bin_folder_new_program_allowed_replacing_one_asked(real_home: tuple
     assert run_hook(payload("Write", {"file_path": f"{home}/.bashrc", "content": "x"}, cwd), env).decision == "deny"
 
 
-def test_skills_edits_ask(real_home: tuple[Path, dict[str, str]]) -> None:
+def test_skills_new_files_allowed_skill_md_and_replacing_ask(real_home: tuple[Path, dict[str, str]]) -> None:
     home, env = real_home
-    p = payload("Edit", {"file_path": f"{home}/.claude/skills/x/SKILL.md", "old_string": "a", "new_string": "b"},
-                str(home / "proj"))
+    cwd = str(home / "proj")
+    skill = home / ".claude" / "skills" / "x"
+    skill.mkdir(parents=True)
+    (skill / "guide.md").write_text("# guide\n")
+    p = payload("Edit", {"file_path": f"{skill}/SKILL.md", "old_string": "a", "new_string": "b"}, cwd)
     assert run_hook(p, env).decision == "ask"
+    res = run_hook(payload("Write", {"file_path": f"{skill}/SKILL.md", "content": "---\nname: x\n---\n"}, cwd), env)
+    assert res.decision == "ask" and "run unasked" in res.reason
+    assert run_hook(payload(command=f"cat > {skill}/patterns.md << 'EOF'\n# p\nEOF", cwd=cwd), env).decision == "allow"
+    res = run_hook(payload(command=f"cat > {skill}/guide.md << 'EOF'\n# p\nEOF", cwd=cwd), env)
+    assert res.decision == "ask" and "replaces" in res.reason
+    p = payload("Edit", {"file_path": f"{skill}/notes.md", "old_string": "a", "new_string": "b"}, cwd)
+    assert run_hook(p, env).decision == "ask"  # an Edit changes a file that is there
+
+
+def test_new_program_that_would_shadow_one_on_path_asks(real_home: tuple[Path, dict[str, str]]) -> None:
+    home, env = real_home
+    cwd = str(home / "proj")
+    other = home / "otherbin"
+    other.mkdir()
+    (other / "mytool").write_text("#!/bin/sh\n")
+    env = {**env, "PATH": f"{env['PATH']}:{other}"}
+    res = run_hook(payload(command="cp build/mytool ~/.local/bin/", cwd=cwd), env)
+    assert res.decision == "ask" and f"shadow {other}/mytool" in res.reason
+    assert run_hook(payload(command="cp build/mytool2 ~/.local/bin/", cwd=cwd), env).decision == "allow"
 
 
 def test_powershell_is_guarded_like_bash(genv: dict[str, str]) -> None:

@@ -18,14 +18,10 @@ from .decision import Decision, Finding, combine
 from .record import field, record
 from .shell import UNKNOWN, Command, Script, Word, parse
 from .targets import Ctx
-from .wrappers import Invocation, strip
+from .wrappers import NET_FETCHERS, Invocation, strip
 
 MAX_DEPTH = 8
 MAX_EXPANSIONS = 16
-
-NET_FETCHERS = frozenset({"curl", "wget", "fetch", "http", "https", "xh", "aria2c", "lwp-request", "GET",
-                          "lynx", "links", "httpie", "curlie"})
-
 
 @record
 class Stdin:
@@ -36,6 +32,7 @@ class Stdin:
     roots: list[str] = field(default_factory=list)
     filtered: bool = False
     secret: str = ""  # what secret flows in, if any
+    trusted: bool = False  # kind "net": every fetch is an official installer (rules_exec.TRUSTED_INSTALLERS)
 
 
 @record
@@ -144,17 +141,18 @@ class Analyzer:
 
     # -- substitution facts ---------------------------------------------------------------------
     def sub_info(self, text: str) -> tuple[bool, str]:
-        """(fetches from the network, secret it reads) for a substitution body."""
+        """(fetches code from the network, other than an official installer; secret it reads) for a
+        substitution body."""
         if text in self._sub_cache:
             return self._sub_cache[text]
-        from .rules_exec import reads_secret
+        from .rules_exec import reads_secret, trusted_fetch
 
         fetch = False
         secret = ""
         for cmd in parse(text).commands:
             words = [v for w in cmd.words for v in self.expand(w)]
             inv = strip(words)
-            if inv.name in NET_FETCHERS:
+            if inv.name in NET_FETCHERS and not trusted_fetch(inv):
                 fetch = True
             s = reads_secret(self, inv, cmd)
             secret = secret or s
@@ -287,6 +285,7 @@ class Analyzer:
         return text
 
     def _redirs(self, cmd: Command, call: Call | None, depth: int, sc: Script) -> None:
+        from . import startup
         from .rules_fs import judge_write
 
         for r in cmd.redirs:
@@ -297,6 +296,8 @@ class Analyzer:
             if r.op == ">&" and (r.target.literal() or "") == "-":
                 continue
             for path in self.expand(r.target):
+                if r.op == ">>" and call is not None and startup.inert_append(self, path, cmd, call):
+                    continue
                 judge_write(self, path, f"the redirection `{r.fd}{r.op} {path}`".replace(UNKNOWN, "$…"))
 
 
@@ -323,7 +324,7 @@ def analyze_tool(tool_name: str, tool_input: dict, cwd: str | None, env: dict[st
         ctx = targets.make_ctx(cwd, env)
         a = Analyzer(ctx)
         path = targets.expand_tilde(ctx, path)
-        judge_write(a, path, f"{tool_name} of {path}")
+        judge_write(a, path, f"{tool_name} of {path}", existing=tool_name != "Write")
         rules_self.file_content(a, path, _new_text(tool_input), f"{tool_name} of {path}")
         return combine(a.findings)
     return _other_tool(tool_name, tool_input, cwd, env, mcp_allow, mcp_deny)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from . import rules_exec, rules_fs, rules_ps, rules_self, rules_sys, rules_vcs_db
-from .wrappers import INTERPRETERS, SHELLS, interpreter
+from .wrappers import INTERPRETERS, NET_FETCHERS, SHELLS, interpreter
 
 TYPE_CHECKING = False  # typing is not imported on the hook path
 if TYPE_CHECKING:
@@ -67,10 +67,8 @@ _MKFS = ("mke2fs", "mkswap", "mkntfs", "newfs", "mkdosfs", "mkfs")
 
 def programs() -> frozenset[str]:
     """Every program name some rule family judges (the prefilter's words come from here)."""
-    from .analyze import NET_FETCHERS as SUB_FETCHERS
-
-    return (frozenset(_TABLE) | frozenset(_MKFS) | SHELLS | frozenset(INTERPRETERS) | rules_exec.NET_FETCHERS
-            | rules_exec.NET_SENDERS | SUB_FETCHERS)
+    return (frozenset(_TABLE) | frozenset(_MKFS) | SHELLS | frozenset(INTERPRETERS) | NET_FETCHERS
+            | rules_exec.NET_SENDERS)
 
 
 def dispatch(a: Analyzer, call: Call) -> None:
@@ -86,7 +84,7 @@ def dispatch(a: Analyzer, call: Call) -> None:
         rules_exec.shell(a, call)
     elif interpreter(name):
         rules_exec.interp(a, call, interpreter(name) or "")
-    elif name in rules_exec.NET_FETCHERS:
+    elif name in NET_FETCHERS:
         rules_exec.fetcher(a, call)
     elif name in a.ctx.functions:
         rules_sys.call_function(a, call)

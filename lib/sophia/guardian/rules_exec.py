@@ -9,17 +9,28 @@ from . import code as codemod
 from . import targets
 from .lazyre import LazyRe
 from .shell import UNKNOWN, Command
-from .wrappers import SHELLS, Invocation, interpreter, strip
+from .wrappers import NET_FETCHERS, SHELLS, Invocation, interpreter, strip
 
 TYPE_CHECKING = False  # typing is not imported on the hook path
 if TYPE_CHECKING:
     from .analyze import Analyzer, Call, Stdin
 
-NET_FETCHERS = frozenset({"curl", "wget", "fetch", "http", "https", "xh", "aria2c", "lwp-request", "lynx",
-                          "httpie", "curlie"})
 NET_SENDERS = frozenset({"curl", "wget", "nc", "ncat", "netcat", "socat", "telnet", "scp", "sftp", "ftp", "http",
                          "https", "xh", "mail", "mailx", "sendmail", "mutt", "openssl", "ssh", "rsync", "rclone",
                          "s3cmd", "curlie", "httpie", "wormhole", "croc", "transfer"})
+# Official install scripts of developer toolchains (the vendor's own instructions pipe them into a shell;
+# they install into the user's home like a package would). Only these, over https, pass `curl ... | sh`;
+# any other script from the network piped into a shell is denied (a user adds their own with
+# `guardian.allow`). A prefix ending in "/" covers the paths below it; otherwise the URL must be exact.
+TRUSTED_INSTALLERS = (
+    "https://sh.rustup.rs", "https://astral.sh/uv/", "https://astral.sh/ruff/", "https://install.python-poetry.org",
+    "https://bun.sh/install", "https://deno.land/install.sh", "https://get.pnpm.io/install.sh",
+    "https://raw.githubusercontent.com/Homebrew/install/", "https://raw.githubusercontent.com/nvm-sh/nvm/",
+    "https://claude.ai/install.sh", "https://pyenv.run", "https://mise.run", "https://get.volta.sh",
+    "https://fnm.vercel.app/install", "https://pixi.sh/install.sh", "https://get.sdkman.io",
+)
+_UNSAFE_FETCH_OPTS = frozenset({"--insecure", "--no-check-certificate", "-x", "--proxy", "-K", "--config",
+                                "--resolve", "--connect-to", "-e", "--execute"})
 FETCH_INSTEAD = ("Download to a file, show it to the user for review, and only run it once they approve "
                  "(or install through a package manager).")
 _ENV_DUMPERS = frozenset({"env", "printenv", "set", "export", "declare", "compgen"})
@@ -209,9 +220,12 @@ def producer_info(a: Analyzer, prev: list[Command]) -> Stdin:
         if sec:
             info.secret = sec
         if inv.name in NET_FETCHERS and not _fetch_writes_file(inv):
+            info.trusted = trusted_fetch(inv) and (info.kind != "net" or info.trusted)
             info.kind = "net"
         elif info.kind != "net":  # once the network flows in, later stages pass it on
-            _stage_output(a, c, inv, info)
+            stage_output(a, c, inv, info)
+        elif inv.name != "tee":
+            info.trusted = False  # an installer edited on its way (`| sed ... | sh`) is no longer the vendor's
     return info
 
 
@@ -220,7 +234,7 @@ _FILTERS = frozenset({"tee", "grep", "sed", "sort", "uniq", "head", "tail", "cut
                       "gzip", "bzip2", "xz", "tar", "zip", "openssl", "gpg"})
 
 
-def _stage_output(a: Analyzer, c: Command, inv: Invocation, info: Stdin) -> None:
+def stage_output(a: Analyzer, c: Command, inv: Invocation, info: Stdin) -> None:
     """What one pipeline stage writes: known text, a file list (find/ls), redis keys, or unknown."""
     from .rules_fs import find_roots, narrows
 
@@ -295,6 +309,21 @@ def _curl_stdout(args: list[str]) -> bool:
     return False
 
 
+def trusted_fetch(inv: Invocation) -> bool:
+    """Whether a curl/wget call fetches only official installer scripts (TRUSTED_INSTALLERS), verified."""
+    if inv.name not in ("curl", "wget"):
+        return False
+    urls = [x for x in inv.args if "://" in x]
+    insecure = any(x in _UNSAFE_FETCH_OPTS or (inv.name == "curl" and re.match(r"^-[a-zA-Z]*k", x)) for x in inv.args)
+    return bool(urls) and not insecure and all(_trusted_url(u) for u in urls)
+
+
+def _trusted_url(url: str) -> bool:
+    if UNKNOWN in url:
+        return False
+    return any(url.startswith(p) if p.endswith("/") else url in (p, p + "/") for p in TRUSTED_INSTALLERS)
+
+
 def _download_targets(a: Analyzer, inv: Invocation) -> list[str]:
     args = inv.args
     out = []
@@ -354,7 +383,7 @@ def downloaded_exec(a: Analyzer, call: Call) -> None:
 def _stdin_code(a: Analyzer, call: Call, lang: str) -> None:
     st = call.stdin
     via = f"`{call.show()}`"
-    if st.kind == "net":
+    if st.kind == "net" and not st.trusted:
         a.add("deny", "curl_pipe", f"{via} runs code straight from the network", FETCH_INSTEAD)
     elif st.kind == "text":
         if lang == "sh":

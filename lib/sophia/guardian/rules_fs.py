@@ -30,6 +30,7 @@ _WHAT = {
     "elsewhere_top": "a top-level directory", "home_cache": "a folder in your home outside the project",
     "home_other": "a folder in your home outside the project", "elsewhere": "a path outside the project",
     "temp_root": "a whole temp directory", "unknown": "a path that is only known at run time",
+    "system_cache": "the machine's cache",
 }
 INSTEAD_DELETE = "Delete only specific paths inside the project or a temp dir, or ask the user to run it."
 _BROAD_GLOB = frozenset({"*", ".*", "*.*", ".[!.]*", "..?*", "**", "{*,.*}", ".??*", "[!.]*", "*/", UNKNOWN})
@@ -75,6 +76,8 @@ def _delete_unknown(a: Analyzer, target: str, recursive: bool, via: str, filtere
 def _delete_zone(a: Analyzer, path: str) -> tuple[str, str, bool]:
     """(zone kind, known prefix, whether a broad glob takes everything inside the prefix) of a delete."""
     prefix, wild = targets.known_prefix(path)
+    if targets.in_system_cache(path):
+        return "system_cache", prefix, False
     if not wild:
         return targets.zone(a.ctx, path).kind, prefix, False
     seg = path[len(prefix):].lstrip("/").split("/", 1)[0]
@@ -288,7 +291,8 @@ def rsync(a: Analyzer, call: Call) -> None:
         judge_write(a, dest, via, copy=True)
 
 
-def judge_write(a: Analyzer, target: str, via: str, copy: bool = False) -> None:
+def judge_write(a: Analyzer, target: str, via: str, copy: bool = False, existing: bool = False) -> None:
+    """Judge writing ``target``; ``existing``: the tool only changes a file that is there (Edit)."""
     if not target:
         return
     if target.startswith(UNKNOWN):
@@ -299,7 +303,7 @@ def judge_write(a: Analyzer, target: str, via: str, copy: bool = False) -> None:
     prefix, wild = targets.known_prefix(path)
     if wild:
         path = prefix
-    lv = targets.write_level(a.ctx, path)
+    lv = targets.write_level(a.ctx, path, existing=existing)
     if lv is None:
         return
     level, why = lv
@@ -354,13 +358,30 @@ def copy_move(a: Analyzer, call: Call) -> None:
     else:
         return
     via = f"`{call.show()}`"
+    if call.name == "cp" and len(srcs) == 1 and _backup_beside(a, srcs[0], dest):
+        return
     judge_write(a, dest, via, copy=True)
+    into_bin = targets.is_bin_folder(a.ctx, targets.resolve(a.ctx, dest) or "")
     for s in srcs:
-        if dest.endswith("/") or len(srcs) > 1 or target_dir:
+        if dest.endswith("/") or len(srcs) > 1 or target_dir or into_bin:
             judge_write(a, dest.rstrip("/") + "/" + posixpath.basename(s.rstrip("/")), via, copy=True)
     if call.name == "mv":
         for s in srcs:
             _move_away(a, s, via)
+
+
+_BACKUP_SUFFIX = LazyRe(r"^(?:[._-]?(?:bak|backup|orig|old|save|sav|prev|pre-\w+)(?:[._-][\w.-]*)?|~)$")
+
+
+def _backup_beside(a: Analyzer, src: str, dest: str) -> bool:
+    """``cp X X.backup``: a copy beside a file under a backup name changes nothing that runs (programs
+    read ``X``, and their config folders skip such names), wherever ``X`` lies; not for credentials."""
+    s, d = targets.resolve(a.ctx, src), targets.resolve(a.ctx, dest)
+    if not s or not d or UNKNOWN in s + d or posixpath.dirname(s) != posixpath.dirname(d) or \
+            targets.is_secret_path(s):
+        return False
+    base, copy = posixpath.basename(s), posixpath.basename(d)
+    return copy.startswith(base) and bool(_BACKUP_SUFFIX.match(copy[len(base):]))
 
 
 def _move_away(a: Analyzer, src: str, via: str) -> None:

@@ -38,18 +38,26 @@ def clean(sql: str) -> str:
     return out
 
 
+def _statements(sql: str) -> list[str]:
+    """The statements of ``sql``, comments and strings removed, upper-case, one space between words."""
+    body = "\n".join(line for line in sql.splitlines() if not line.lstrip().startswith("\\"))
+    out = []
+    for stmt in clean(body).split(";"):
+        s = _WS.sub(" ", stmt).strip().upper()
+        s = _WITH.sub("", _LEADING.sub("", s).strip()).strip()
+        if s:
+            out.append(s)
+    return out
+
+
 def sql_findings(sql: str) -> list[tuple[str, str]]:
     """(level, what) for each destructive statement in ``sql``."""
     found: list[tuple[str, str]] = []
-    body = "\n".join(line for line in sql.splitlines() if not line.lstrip().startswith("\\"))
-    for stmt in clean(body).split(";"):
-        s = _WS.sub(" ", stmt).strip().upper()
-        if not s:
-            continue
-        s = _LEADING.sub("", s).strip()
-        s = _WITH.sub("", s).strip()
+    stmts = _statements(sql)
+    for i, s in enumerate(stmts):
         if _DROP_DENY.match(s):
-            found.append(("deny", " ".join(s.split()[:3])))
+            if not _rows_kept(s, stmts[:i], stmts[i + 1:]):
+                found.append(("deny", " ".join(s.split()[:3])))
         elif _DROP_ASK.match(s) and not _DROP_NO_DATA.match(s):
             found.append(("ask", " ".join(s.split()[:3])))
         elif _TRUNCATE.match(s):
@@ -60,11 +68,59 @@ def sql_findings(sql: str) -> list[tuple[str, str]]:
                 found.append(("deny", "DELETE without a WHERE clause"))
         elif _UPDATE.match(s):
             m = _WHERE.search(s)
-            if not m or _TRIVIAL_WHERE.match(m.group(1)):
+            if (not m or _TRIVIAL_WHERE.match(m.group(1))) and not _fills_blanks(s):
                 found.append(("deny", "UPDATE without a WHERE clause"))
         elif _ALTER_DROP.match(s):
             found.append(("ask", "ALTER TABLE ... DROP"))
     return found
+
+
+_DROPPED = LazyRe(r"^DROP TABLE (?:IF EXISTS )?([\w.`\"\[\]]+(?: ?, ?[\w.`\"\[\]]+)*)")
+_COPY = LazyRe(r"^(?:INSERT (?:OR \w+ )?INTO ([\w.]+)|CREATE (?:TEMP(?:ORARY)? )?TABLE ([\w.]+)).*?\bSELECT\b.*?"
+               r"\bFROM ([\w.]+)")
+_VIRTUAL = LazyRe(r"^CREATE VIRTUAL TABLE (?:IF NOT EXISTS )?([\w.`\"\[\]]+) USING ")
+_SET = LazyRe(r"\bSET\b(.*?)(?:\bWHERE\b|\bFROM\b|\bRETURNING\b|$)")
+_KEEP_VALUE = LazyRe(r"^([\w.]+) ?= ?(?:COALESCE|IFNULL|NVL|ISNULL) ?\( ?([\w.]+) ?,")
+
+
+def _name(x: str) -> str:
+    return x.strip().strip("`\"[]")
+
+
+def _rows_kept(stmt: str, before: list[str], after: list[str]) -> bool:
+    """A DROP TABLE whose rows live on: copied into another table earlier in the same script (the
+    rebuild-and-rename migration), or one the script re-creates as a virtual table (a full-text or
+    vector index) and refills from another table."""
+    m = _DROPPED.match(stmt)
+    if not m:
+        return False
+    for table in (_name(t) for t in m.group(1).split(",")):
+        copied = any((c := _COPY.match(s)) and _name(c.group(3)) == table
+                     and _name(c.group(1) or c.group(2)) != table for s in before)
+        refilled = any((v := _VIRTUAL.match(s)) and _name(v.group(1)) == table for s in after) and any(
+            (c := _COPY.match(s)) and _name(c.group(1) or c.group(2)) == table and _name(c.group(3)) != table
+            for s in after)
+        if not (copied or refilled):
+            return False
+    return True
+
+
+def _fills_blanks(stmt: str) -> bool:
+    """An UPDATE whose every assignment keeps the value there (``col = COALESCE(col, ...)``): it only
+    fills in what is missing, so no WHERE clause is needed."""
+    m = _SET.search(stmt)
+    if not m:
+        return False
+    parts, depth, cur = [], 0, ""
+    for ch in m.group(1):
+        depth += (ch == "(") - (ch == ")")
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    parts.append(cur)
+    return all((k := _KEEP_VALUE.match(p.strip())) and _name(k.group(1)) == _name(k.group(2)) for p in parts)
 
 
 _MONGO_DENY = LazyRe(

@@ -25,6 +25,9 @@ SYSTEM_TOP = frozenset({
 SYSTEM_WRITE_DENY = ("/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/boot", "/root",
                      "/var/spool/cron", "/proc", "/sys", "/System", "/Library", "/private/etc", "/var/lib",
                      "/var/log", "/opt")
+# The machine's caches: what is inside can be deleted and is rebuilt (FHS: /var/cache; apt's package
+# lists, which `apt update` downloads again). Deleting inside them is allowed; writing there is not.
+SYSTEM_CACHES = ("/var/cache", "/var/lib/apt/lists", "/Library/Caches")
 HARMLESS_DEVICES = ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty", "/dev/zero",
                     "/dev/random", "/dev/urandom", "/dev/full", "/dev/ptmx")
 _DISK_DEVICE = LazyRe(
@@ -32,12 +35,14 @@ _DISK_DEVICE = LazyRe(
     r"sr\d|nbd\d|root|mtdblock|bcache|zd\d|rbd|ubi|block/|disk/)"
 )
 
+# The shell start-up files in HOME that new terminals run (appending inert settings: startup.py).
+STARTUP_FILES = (".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc", ".zshenv", ".zprofile",
+                 ".zlogin", ".kshrc", ".mkshrc")
 # Home entries whose loss or change compromises the user (credentials, shell start-up, the kit).
 HOME_SENSITIVE = (
     ".ssh", ".aws", ".gnupg", ".gpg", ".kube", ".docker", ".azure", ".gcloud", ".config/gcloud", ".config/gh",
     ".password-store", ".local/share/keyrings", ".netrc", ".npmrc", ".pypirc", ".git-credentials",
-    ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zshenv", ".zprofile",
-    ".zlogin", ".zlogout", ".kshrc", ".mkshrc", ".cshrc", ".tcshrc", ".inputrc", ".config/fish",
+    *STARTUP_FILES, ".bash_logout", ".zlogout", ".cshrc", ".tcshrc", ".inputrc", ".config/fish",
     ".bash_history", ".zsh_history", ".history", ".sh_history", ".python_history", ".psql_history",
     ".mysql_history", ".node_repl_history", ".local/share/fish/fish_history",
     ".claude/settings.json", ".claude/settings.local.json", ".config/autostart",
@@ -47,12 +52,15 @@ HOME_SENSITIVE = (
 )
 # The files Claude Code reads its project settings from (a copy beside them, e.g. a backup, is not one).
 CLAUDE_SETTINGS = (".claude/settings.json", ".claude/settings.local.json")
-# The user's own bin folders, slash commands and subagent prompts: a new file there is fine, replacing
-# an existing one is asked about.
-HOME_BIN = (".local/bin", ".claude/commands", ".claude/agents")
+# The user's own bin folders, slash commands, subagent prompts and skills: a new file there is fine,
+# replacing an existing one is asked about, and so is a new program that would shadow one on PATH or a
+# skill's SKILL.md (its !`cmd` lines run when Claude uses the skill, unasked).
+HOME_BIN = (".local/bin", ".claude/commands", ".claude/agents", ".claude/skills")
+# The machine's folders for locally installed programs: judged like the user's own bin folder.
+SYSTEM_BIN = ("/usr/local/bin", "/opt/homebrew/bin")
 # Under HOME but asked about rather than denied when written.
 # (``.claude.json`` holds Claude Code's MCP servers and per-project state, not its hooks or credentials)
-HOME_GREY_WRITE = (".gitconfig", ".config/git", ".claude.json", ".claude/skills",
+HOME_GREY_WRITE = (".gitconfig", ".config/git", ".claude.json",
                    ".claude/hooks", ".claude/plugins", ".claude/CLAUDE.md", ".bash_aliases", ".tmux.conf",
                    ".vimrc", ".config/nvim")
 # Top-level folders of HOME that hold the user's work: deleting one is denied, not asked.
@@ -315,12 +323,17 @@ def _elsewhere_zone(path: str) -> str:
     return "elsewhere"
 
 
+def in_system_cache(path: str) -> bool:
+    """Strictly inside one of the machine's caches (SYSTEM_CACHES)."""
+    return any(path.startswith(c + "/") for c in SYSTEM_CACHES)
+
+
 def system_write_denied(path: str) -> bool:
     return any(_under(path, p) for p in SYSTEM_WRITE_DENY)
 
 
-def write_level(ctx: Ctx, path: str | None) -> tuple[str, str] | None:
-    """(level, why) for writing/replacing ``path``; None if harmless."""
+def write_level(ctx: Ctx, path: str | None, existing: bool = False) -> tuple[str, str] | None:
+    """(level, why) for writing/replacing ``path``; None if harmless. ``existing``: the file is there."""
     if path is None:
         return None
     if path.startswith("/dev/"):
@@ -335,14 +348,42 @@ def write_level(ctx: Ctx, path: str | None) -> tuple[str, str] | None:
             return ("ask", f"changes the project's Claude Code settings ({path}), which can disable hooks")
         return None
     if z.kind in ("system", "root"):
+        if path in SYSTEM_BIN or posixpath.dirname(path) in SYSTEM_BIN:
+            return None if path in SYSTEM_BIN else _own_file_write(path, "bin", existing)
         if system_write_denied(path) or path == "/":
             return ("deny", f"writes to the system path {path}")
         return ("ask", f"writes outside your home and project ({path})")
     rel = home_rel(ctx, path)
     if rel is not None and _rel_matches(rel, HOME_GREY_WRITE):
         return ("ask", f"changes {path}, which configures your tools")
-    if rel is not None and rel not in HOME_BIN and _rel_matches(rel, HOME_BIN) and os.path.lexists(path):
-        return ("ask", f"replaces {path}, an existing program or slash command of yours")
+    if rel is not None and rel not in HOME_BIN and _rel_matches(rel, HOME_BIN):
+        return _own_file_write(path, "bin" if _rel_matches(rel, HOME_BIN[:1]) else rel, existing)
+    return None
+
+
+def is_bin_folder(ctx: Ctx, path: str) -> bool:
+    """A folder that holds the user's own programs, commands, agents or skills (judged file by file)."""
+    return path in SYSTEM_BIN or home_rel(ctx, path) in HOME_BIN
+
+
+def _own_file_write(path: str, rel: str, existing: bool) -> tuple[str, str] | None:
+    """A file in one of the user's own folders (HOME_BIN, SYSTEM_BIN; ``rel`` is "bin" for programs)."""
+    if rel.startswith(".claude/skills/") and posixpath.basename(path) == "SKILL.md":
+        return ("ask", f"changes {path}, a skill Claude may use on its own (its !`cmd` lines run unasked)")
+    if existing or os.path.lexists(path):
+        return ("ask", f"replaces {path}, an existing program or file of yours")
+    other = shadowed(path) if rel == "bin" else None
+    if other:
+        return ("ask", f"puts a program at {path} that would shadow {other} on PATH")
+    return None
+
+
+def shadowed(path: str) -> str | None:
+    """The program elsewhere on PATH that a new program at ``path`` would hide (or be hidden by), if any."""
+    name, here = posixpath.basename(path), posixpath.dirname(path)
+    for d in os.environ.get("PATH", os.defpath).split(":"):
+        if d.startswith("/") and posixpath.normpath(d) != here and os.path.exists(posixpath.join(d, name)):
+            return posixpath.join(d, name)
     return None
 
 

@@ -186,6 +186,9 @@ def _invoked(args: list[str], i: int, inv: Invocation) -> Invocation:
     return inv
 
 
+# Programs that fetch a URL (their output piped into a shell is code from the network).
+NET_FETCHERS = frozenset({"curl", "wget", "fetch", "http", "https", "xh", "aria2c", "lwp-request", "GET",
+                          "lynx", "links", "httpie", "curlie"})
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh", "yash", "rbash",
                     "busybox"})
 INTERPRETERS = {
