@@ -3,9 +3,11 @@
 A shell start-up file runs in every new terminal, so writing one is denied (:mod:`.targets`). The one
 exception is the everyday setup step: appending lines that run nothing. A line is inert when it is
 blank, a comment, or ``[export] NAME=value`` where the value is literal (no command substitution,
-separators or redirections), NAME is not one that changes what programs load or run (the loader,
-the prompt, proxies, editors, git's programs...), the value carries no credential, and a ``PATH`` it
-sets only adds folders in HOME or under ``/usr/local`` and ``/opt``, never the current folder.
+separators or redirections), NAME is not one that changes what programs load, run, trust or talk to
+(the loader, the prompt, the kit's and Claude Code's own settings, ``ANTHROPIC_BASE_URL``, interpreters'
+and toolchains' options, proxies, certificates, anything naming a program, folder or server), the value
+carries no credential, and a ``PATH`` it sets only adds folders in HOME or under ``/usr/local`` and
+``/opt``, never the current folder.
 Anything else (an ``alias``, a ``source``, a secret, an edit with ``sed -i``) keeps the verdict.
 Standard library only.
 """
@@ -23,11 +25,18 @@ if TYPE_CHECKING:
     from .analyze import Analyzer, Call
 
 _ASSIGN = LazyRe(r"^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
+# Variables that change what programs load, run, trust or talk to: the loader, the shell itself, the kit
+# and Claude Code, interpreters and toolchains, anything naming a program, options, a folder of config
+# or code, a server, proxy or certificate, or a credential.
 _RISKY_NAME = LazyRe(
-    r"^(?:LD_\w+|DYLD_\w+|PROMPT_COMMAND|PROMPT|RPROMPT|BASH_ENV|ENV|PS\d|IFS|ZDOTDIR|HIST\w*|SAVEHIST|"
-    r"\w*_PROXY|\w*_proxy|NODE_\w+|PYTHON\w*|PERL\w*|RUBY\w*|GEM_\w+|GIT_\w+|SSH_\w+|SUDO_\w+|EDITOR|VISUAL|"
-    r"\w*PAGER|BROWSER|SHELL|\w*CA_BUNDLE|\w*CA_CERTS?|SSL_\w+|\w*INDEX_URL|NPM_CONFIG_\w+|\w*REGISTRY\w*|"
-    r"CDPATH|FPATH|fpath|MANPATH|LESSOPEN|LESSCLOSE|TERMINFO\w*|LANGUAGE|LC_\w+)$"
+    r"^(?:LD_\w+|DYLD_\w+|PROMPT_COMMAND|PROMPT|RPROMPT|PS\d|BASH_\w+|ENV|IFS|ZDOTDIR|FPATH|fpath|CDPATH|MANPATH|"
+    r"NULLCMD|READNULLCMD|HIST\w*|SAVEHIST|HOME|TMPDIR|SHELL|EDITOR|VISUAL|BROWSER|\w*PAGER|LESS\w*|TERMINFO\w*|"
+    r"SOPHIA_\w*|CLAUDE\w*|ANTHROPIC_\w*|OPENAI_\w*|XDG_\w+|NODE_\w+|NPM_\w+|PYTHON\w*|PIP_\w+|PERL\w*|RUBY\w*|"
+    r"GEM_\w+|BUNDLE_\w+|GIT_\w+|SSH_\w+|SUDO_\w+|DOCKER_\w+|KUBECONFIG|AWS_\w+|GOOGLE_\w+|AZURE_\w+|GO\w*FLAGS|"
+    r"CC|CXX|CPP|LD|AR|AS|MAKEFLAGS|C\w*FLAGS|RUSTC\w*|CARGO_\w+|JAVA\w*|_JAVA_\w+|"
+    r"\w*_(?:PROXY|proxy|URL|URI|ENDPOINT|HOST|SERVER|WRAPPER|COMMAND|CMD|HOOK|OPTS|OPTIONS|FLAGS|HOME|PATH|DIR|"
+    r"EXEC\w*|BIN|PROGRAM|PRELOAD|CONFIG\w*|REGISTRY|INDEX\w*|CERT\w*|BUNDLE|CA\w*|SSL\w*|TLS\w*|KEY\w*|"
+    r"TOKEN\w*|SECRET\w*|PASS\w*|AUTH\w*))$"
 )
 _UNQUOTED_META = LazyRe(r"[;&|<>`]|\$\(|\n")
 _PATH_VAR = LazyRe(r"\$(?:\{PATH\}|PATH)")
