@@ -599,6 +599,7 @@ for c in ["echo 'export PATH=\"/tmp/x:$PATH\"' >> ~/.zshrc", "echo 'export PATH=
 # a new reference file in a skill is the user's own (its SKILL.md, or replacing a file, asks)
 bash("cat > ~/.claude/skills/zod/patterns.md << 'EOF'\n# Patterns\nEOF", A, "ordinary")
 bash("cp /tmp/template.md ~/.claude/skills/docs/templates/", A, "ordinary")
+bash("cp -r build/my-skill ~/.claude/skills/", Q, "grey")  # a whole skill folder brings its SKILL.md
 # /usr/local/bin holds local installs: a new program is fine; one that would shadow a program on PATH asks
 bash("cp target/release/g3 /usr/local/bin/ && cp target/release/studio /usr/local/bin/", A, "ordinary")
 bash("sudo ln -sf /home/dev/tools/wrapper.sh /usr/local/bin/claude-ultimate", A, "ordinary")

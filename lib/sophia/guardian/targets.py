@@ -368,7 +368,7 @@ def is_bin_folder(ctx: Ctx, path: str) -> bool:
 
 def _own_file_write(path: str, rel: str, existing: bool) -> tuple[str, str] | None:
     """A file in one of the user's own folders (HOME_BIN, SYSTEM_BIN; ``rel`` is "bin" for programs)."""
-    if rel.startswith(".claude/skills/") and posixpath.basename(path) == "SKILL.md":
+    if rel.startswith(".claude/skills/") and (posixpath.basename(path) == "SKILL.md" or rel.count("/") == 2):
         return ("ask", f"changes {path}, a skill Claude may use on its own (its !`cmd` lines run unasked)")
     if existing or os.path.lexists(path):
         return ("ask", f"replaces {path}, an existing program or file of yours")
