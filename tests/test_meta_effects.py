@@ -207,6 +207,9 @@ def test_memory_result_bumps_access_counts_once(home: Path) -> None:
     assert ep["access_count"] == 1 and "verified_count" not in ep
     log = (home / "memory" / "retrievals.jsonl").read_text().splitlines()
     assert len(log) == 1 and json.loads(log[0])["rejected"] == ["ep_a"]
+    apply("memory", {**res, "query": "test runner and CI", "sub_queries": ["test runner", "CI provider"]}, home)
+    log = (home / "memory" / "retrievals.jsonl").read_text().splitlines()
+    assert json.loads(log[-1])["sub_queries"] == ["test runner", "CI provider"]
 
 
 # ---------------------------------------------------------------- extraction

@@ -151,6 +151,8 @@ class MemoryResult(Strict):
     search_method: Literal["keyword", "semantic", "hybrid", "agentic"] = "hybrid"
     rounds: int = Field(1, ge=1, le=2)
     rewritten_queries: list[str] = Field(default_factory=list)
+    sub_queries: list[str] = Field(default_factory=list, max_length=3,
+                                   description="the parts a multi-part question was split into (round 1)")
     sufficient: bool | None = None
     rejected: list[str] = Field(default_factory=list, description="ids recalled but failing verification")
 

@@ -422,7 +422,8 @@ def apply_memory(r: MemoryResult, dg: str, home: Path, at: datetime) -> dict[str
     indexing.upsert(_touch(used, bump, home), home)
     entry = {"at": stamp, "digest": dg, "query": r.query, "used": [m.id for m in r.matches if m.id not in unknown],
              "verified": sorted(verified), "rejected": r.rejected, "rounds": r.rounds,
-             "rewritten_queries": r.rewritten_queries, "sufficient": r.sufficient, "search_method": r.search_method}
+             "rewritten_queries": r.rewritten_queries, "sub_queries": r.sub_queries, "sufficient": r.sufficient,
+             "search_method": r.search_method}
     import json
 
     append_line(paths.memory_dir(home) / "retrievals.jsonl", json.dumps(entry, ensure_ascii=False))
