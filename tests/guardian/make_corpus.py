@@ -625,6 +625,8 @@ bash("sqlite3 k.db 'CREATE TABLE users_new(id, name); INSERT INTO users_new SELE
      "DROP TABLE users; ALTER TABLE users_new RENAME TO users;'", A, "ordinary")
 bash("sqlite3 k.db 'DROP TABLE users; CREATE TABLE users(id); INSERT INTO users SELECT id FROM seed;'", D,
      "sql_destructive")
+bash("sqlite3 k.db 'INSERT INTO users_old SELECT * FROM users WHERE active = 0; DROP TABLE users;'", D,
+     "sql_destructive")
 # an UPDATE that only fills in missing values keeps every value there
 bash("psql -c 'UPDATE jobs SET retries = COALESCE(retries, 0), note = COALESCE(note, NULL)'", A, "ordinary")
 bash("psql -c 'UPDATE jobs SET retries = COALESCE(retries, 0), owner = 1'", D, "sql_destructive")

@@ -79,6 +79,7 @@ _DROPPED = LazyRe(r"^DROP TABLE (?:IF EXISTS )?([\w.`\"\[\]]+(?: ?, ?[\w.`\"\[\]
 _COPY = LazyRe(r"^(?:INSERT (?:OR \w+ )?INTO ([\w.]+)|CREATE (?:TEMP(?:ORARY)? )?TABLE ([\w.]+)).*?\bSELECT\b.*?"
                r"\bFROM ([\w.]+)")
 _VIRTUAL = LazyRe(r"^CREATE VIRTUAL TABLE (?:IF NOT EXISTS )?([\w.`\"\[\]]+) USING ")
+_FILTERED = LazyRe(r"\b(?:WHERE|LIMIT|GROUP BY|DISTINCT|HAVING|OFFSET|TOP)\b")
 _SET = LazyRe(r"\bSET\b(.*?)(?:\bWHERE\b|\bFROM\b|\bRETURNING\b|$)")
 _KEEP_VALUE = LazyRe(r"^([\w.]+) ?= ?(?:COALESCE|IFNULL|NVL|ISNULL) ?\( ?([\w.]+) ?,")
 
@@ -88,14 +89,14 @@ def _name(x: str) -> str:
 
 
 def _rows_kept(stmt: str, before: list[str], after: list[str]) -> bool:
-    """A DROP TABLE whose rows live on: copied into another table earlier in the same script (the
-    rebuild-and-rename migration), or one the script re-creates as a virtual table (a full-text or
+    """A DROP TABLE whose rows live on: all copied into another table earlier in the same script (the
+    rebuild-and-rename migration; a copy with WHERE, LIMIT, GROUP BY or DISTINCT keeps only some), or one the script re-creates as a virtual table (a full-text or
     vector index) and refills from another table."""
     m = _DROPPED.match(stmt)
     if not m:
         return False
     for table in (_name(t) for t in m.group(1).split(",")):
-        copied = any((c := _COPY.match(s)) and _name(c.group(3)) == table
+        copied = any((c := _COPY.match(s)) and _name(c.group(3)) == table and not _FILTERED.search(s)
                      and _name(c.group(1) or c.group(2)) != table for s in before)
         refilled = any((v := _VIRTUAL.match(s)) and _name(v.group(1)) == table for s in after) and any(
             (c := _COPY.match(s)) and _name(c.group(1) or c.group(2)) == table and _name(c.group(3)) != table
