@@ -319,7 +319,7 @@ def trusted_fetch(inv: Invocation) -> bool:
 
 
 def _trusted_url(url: str) -> bool:
-    if UNKNOWN in url:
+    if UNKNOWN in url or any(x in url for x in ("..", "%", "@", "\\")):  # no escape from the prefix
         return False
     return any(url.startswith(p) if p.endswith("/") else url in (p, p + "/") for p in TRUSTED_INSTALLERS)
 
