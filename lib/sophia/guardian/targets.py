@@ -55,7 +55,8 @@ CLAUDE_SETTINGS = (".claude/settings.json", ".claude/settings.local.json")
 # The user's own bin folders, slash commands, subagent prompts and skills: a new file there is fine,
 # replacing an existing one is asked about, and so is a new program that would shadow one on PATH or a
 # skill's SKILL.md (its !`cmd` lines run when Claude uses the skill, unasked).
-HOME_BIN = (".local/bin", ".claude/commands", ".claude/agents", ".claude/skills")
+HOME_PROGRAMS = ".local/bin"
+HOME_BIN = (HOME_PROGRAMS, ".claude/commands", ".claude/agents", ".claude/skills")
 # The machine's folders for locally installed programs: judged like the user's own bin folder.
 SYSTEM_BIN = ("/usr/local/bin", "/opt/homebrew/bin")
 # Under HOME but asked about rather than denied when written.
@@ -349,7 +350,7 @@ def write_level(ctx: Ctx, path: str | None, existing: bool = False) -> tuple[str
         return None
     if z.kind in ("system", "root"):
         if path in SYSTEM_BIN or posixpath.dirname(path) in SYSTEM_BIN:
-            return None if path in SYSTEM_BIN else _own_file_write(path, "bin", existing)
+            return None if path in SYSTEM_BIN else _own_file_write(path, "", existing, program=True)
         if system_write_denied(path) or path == "/":
             return ("deny", f"writes to the system path {path}")
         return ("ask", f"writes outside your home and project ({path})")
@@ -357,7 +358,7 @@ def write_level(ctx: Ctx, path: str | None, existing: bool = False) -> tuple[str
     if rel is not None and _rel_matches(rel, HOME_GREY_WRITE):
         return ("ask", f"changes {path}, which configures your tools")
     if rel is not None and rel not in HOME_BIN and _rel_matches(rel, HOME_BIN):
-        return _own_file_write(path, "bin" if _rel_matches(rel, HOME_BIN[:1]) else rel, existing)
+        return _own_file_write(path, rel, existing, program=_rel_matches(rel, (HOME_PROGRAMS,)))
     return None
 
 
@@ -366,19 +367,20 @@ def is_bin_folder(ctx: Ctx, path: str) -> bool:
     return path in SYSTEM_BIN or home_rel(ctx, path) in HOME_BIN
 
 
-def _own_file_write(path: str, rel: str, existing: bool) -> tuple[str, str] | None:
-    """A file in one of the user's own folders (HOME_BIN, SYSTEM_BIN; ``rel`` is "bin" for programs)."""
+def _own_file_write(path: str, rel: str, existing: bool, program: bool) -> tuple[str, str] | None:
+    """A file in one of the user's own folders (HOME_BIN with ``rel`` its place under HOME, or SYSTEM_BIN);
+    ``program``: a folder on PATH, where a new name may shadow another program."""
     if rel.startswith(".claude/skills/") and (posixpath.basename(path) == "SKILL.md" or rel.count("/") == 2):
         return ("ask", f"changes {path}, a skill Claude may use on its own (its !`cmd` lines run unasked)")
     if existing or os.path.lexists(path):
         return ("ask", f"replaces {path}, an existing program or file of yours")
-    other = shadowed(path) if rel == "bin" else None
+    other = _shadowed(path) if program else None
     if other:
         return ("ask", f"puts a program at {path} that would shadow {other} on PATH")
     return None
 
 
-def shadowed(path: str) -> str | None:
+def _shadowed(path: str) -> str | None:
     """The program elsewhere on PATH that a new program at ``path`` would hide (or be hidden by), if any."""
     name, here = posixpath.basename(path), posixpath.dirname(path)
     for d in os.environ.get("PATH", os.defpath).split(":"):
