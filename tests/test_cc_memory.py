@@ -110,6 +110,32 @@ def test_items_read_frontmatter_strip_our_block_and_redact(isolated_home: Path, 
     assert "Hunter2Hunter2x" not in json.dumps(token) and "[REDACTED]" in token["meta"]["description"]
 
 
+def test_a_project_the_kit_never_saw_takes_its_transcripts_cwd_not_every_project(
+        s3_env: dict[str, str], isolated_home: Path, sophia_home: Path, tmp_path: Path) -> None:
+    """The slug is lossy (``ribbon_fish.app`` and ``ribbon-fish/app`` share one), so the project comes
+    from the ``cwd`` its session transcript records (one whose slug is the folder's: a session that moved
+    into a subfolder does not count); without one the memory stays unassigned."""
+    project = project_dir(tmp_path)
+    t = claude_tree(isolated_home, project)
+    log = t["memory"].parent / "9ef4f65f.jsonl"
+    log.write_text(json.dumps({"type": "summary", "summary": "deploys"}) + "\n"
+                   + json.dumps({"type": "user", "cwd": str(project / "src")}) + "\n"
+                   + json.dumps({"type": "user", "cwd": str(project)}) + "\n")
+    orphan = isolated_home / ".claude" / "projects" / "-srv-gone" / "memory"
+    orphan.mkdir(parents=True)
+    (orphan / "heron.md").write_text("---\nname: heron\ndescription: the heron cron runs at 3\n---\nbody\n")
+    items = {it["meta"]["path"]: it for it in claude_code.items(sophia_home, [])}
+    assert items[str(t["memory"] / "ribbonfish.md")]["project"] == str(project)
+    assert items[str(orphan / "heron.md")]["project"] is None
+    assert run_s3(["init"], s3_env).returncode == 0
+    assert claude_code.refresh(sophia_home, [])["changed"]
+    query = "how do we deploy the ribbonfish service blue-green"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    assert not [h for h in recall(s3_env, query, "--project", str(elsewhere)) if h["type"] == "cc_memory"]
+    assert recall(s3_env, query, "--project", str(project))[0]["type"] == "cc_memory"
+
+
 def test_refresh_follows_changes_by_mtime_and_only_then(isolated_home: Path, sophia_home: Path,
                                                         tmp_path: Path) -> None:
     project = project_dir(tmp_path)

@@ -33,6 +33,7 @@ MAX_TEXT = 32_000
 DISABLE_ENV = "CLAUDE_CODE_DISABLE_AUTO_MEMORY"
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off")
+_TRANSCRIPT_HEAD = 64 * 1024  # bytes of a transcript read for its cwd (the first lines carry it)
 _FRONT = r"\A---\s*\n(.*?)\n---\s*(?:\n|\Z)"  # compiled on first use (re caches it), not on the hook's import
 
 
@@ -105,10 +106,39 @@ def claude_md_candidates(project: str | None, base: str | None = None) -> list[s
     return out
 
 
-def sources(projects: list[str]) -> list[tuple[str, str, str | None]]:
-    """(path, role, project) of every file to index: every memory folder under ``~/.claude/projects``
-    (project None when the kit does not know it), the folder ``autoMemoryDirectory`` names, the
-    user's CLAUDE.md and each known project's CLAUDE.md files."""
+def transcript_project(folder: str) -> str | None:
+    """The project a ``~/.claude/projects/<slug>`` folder belongs to, from the ``cwd`` its newest session
+    transcripts record (the slug alone is lossy: ``-`` stands for ``/``, ``.``, ``_`` and ``-``). None when
+    no transcript names a folder whose slug is this one. Reads the head of at most three files."""
+    name = os.path.basename(folder.rstrip(os.sep))
+    try:
+        with os.scandir(folder) as it:
+            logs = sorted((e for e in it if e.name.endswith(".jsonl") and e.is_file()),
+                          key=lambda e: e.stat().st_mtime_ns, reverse=True)[:3]
+    except OSError:
+        return None
+    for e in logs:
+        try:
+            with open(e.path, encoding="utf-8", errors="replace") as fh:
+                head = fh.readlines(_TRANSCRIPT_HEAD)
+        except OSError:
+            continue
+        for line in head:
+            try:
+                cwd = json.loads(line).get("cwd")
+            except (ValueError, AttributeError):
+                continue
+            if isinstance(cwd, str) and os.path.isabs(cwd) and slug(cwd) == name:
+                return cwd
+    return None
+
+
+def sources(projects: list[str], resolve: bool = False) -> list[tuple[str, str, str | None]]:
+    """(path, role, project) of every file to index: every memory folder under ``~/.claude/projects``,
+    the folder ``autoMemoryDirectory`` names, the user's CLAUDE.md and each known project's CLAUDE.md
+    files. A memory folder of a project the kit does not know has project None, or with ``resolve``
+    the project its transcripts name (:func:`transcript_project`), so that recall in another project
+    does not take it for a memory of every project."""
     seen: dict[str, tuple[str, str, str | None]] = {}
     base = claude_dir()
     by_slug = {slug(p): p for p in projects}
@@ -118,8 +148,12 @@ def sources(projects: list[str]) -> list[tuple[str, str, str | None]]:
     except OSError:
         slugs = []
     for s in slugs:
-        for p in _md_files(os.path.join(base, "projects", s, "memory")):
-            seen[p] = (p, "auto_memory", by_slug.get(s))
+        files = _md_files(os.path.join(base, "projects", s, "memory"))
+        project = by_slug.get(s)
+        if files and project is None and resolve:
+            project = transcript_project(os.path.join(base, "projects", s))
+        for p in files:
+            seen[p] = (p, "auto_memory", project)
     directory = auto_memory(None)["directory"]  # a user setting: one folder for every project
     for p in _md_files(directory) if directory else []:
         seen.setdefault(p, (p, "auto_memory", None))
@@ -283,7 +317,7 @@ def _watched_dirs(projects: list[str]) -> dict[str, int | None]:
 def items(home: Path, projects: list[str] | None = None) -> list[dict[str, Any]]:
     """Every file's index item (``s3 list cc_memory``)."""
     projects = known_projects(home) if projects is None else projects
-    return [it for it in (file_item(*src) for src in sources(projects)) if it is not None]
+    return [it for it in (file_item(*src) for src in sources(projects, resolve=True)) if it is not None]
 
 
 def refresh(home: Path, extra_projects: list[str] | None = None, force: bool = False) -> dict[str, Any]:
@@ -308,7 +342,7 @@ def refresh(home: Path, extra_projects: list[str] | None = None, force: bool = F
     with locked(state_path(home), timeout=30):
         if not force and unchanged(read_state(home)):
             return {"changed": False, "indexed": len(files), "removed": 0}
-        new = [it for it in (file_item(*src) for src in srcs) if it is not None]
+        new = [it for it in (file_item(*src) for src in sources(projects, resolve=True)) if it is not None]
         removed = _write_index(home, new)
         counts = {"auto_memory": sum(1 for it in new if it["meta"]["role"] == "auto_memory"),
                   "claude_md": sum(1 for it in new if it["meta"]["role"] == "claude_md")}
