@@ -120,6 +120,29 @@ def test_the_same_id_edited_on_two_machines_leaves_a_conflict_record_and_the_new
     assert _rules(b.home)[rule["id"]]["rule_content"] == "Use ruff, then mypy"
 
 
+def test_the_recency_rule_keeps_the_servers_clock_so_a_machine_running_a_day_ahead_does_not_win(
+        machines: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from datetime import timedelta
+
+    from sophia import timeutil
+    from sophia.memory.rules import update_rules
+
+    a, b = _joined(machines, 2)
+    rule = learn(a.home, "Use ruff for linting", "Python")
+    _sync(a), _sync(b)
+    for m, text in ((a, "Use black for formatting"), (b, "Use ruff format for formatting")):
+        with update_rules(m.home) as rules:
+            rules[0]["rule_content"] = text
+    real_now = timeutil.now
+    with monkeypatch.context() as mp:  # a's clock runs a day ahead while it pushes its edit
+        mp.setattr(timeutil, "now", lambda: real_now() + timedelta(days=1))
+        _sync(a, pull=False)
+    _sync(b)  # b pushes later: b's edit is the newer one
+    _sync(a)
+    assert _rules(a.home)[rule["id"]]["rule_content"] == "Use ruff format for formatting"
+    assert _rules(b.home)[rule["id"]]["rule_content"] == "Use ruff format for formatting"
+
+
 def test_deletes_travel_as_tombstones_and_a_pull_keeps_what_was_never_shared(machines: Any) -> None:
     from sophia.memory.rules import update_rules
 

@@ -136,13 +136,13 @@ def _time(value: Any) -> str | None:
 
 def push_batch(conn: Any, rows: list[dict[str, Any]], cfg: dict[str, Any], vecs: dict[str, list[float]]) -> None:
     """One transaction: upsert the rows, then recompute heads, the active version and conflicts.
-    ``edited_at`` (the recency rule's clock) is this machine's time of the push, to the microsecond."""
-    from ..timeutil import now
-
-    stamp = now()
+    ``edited_at`` (the recency rule's clock) is the server's clock once the team's lock is held: one clock
+    for every machine, in the order the pushes commit, so a machine whose clock runs ahead does not win
+    every fork it takes part in."""
     ids = sorted({r["id"] for r in rows})
     with conn.transaction(), conn.cursor() as cur:
         cur.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", ("sophia-team:" + cfg["team"],))
+        stamp = cur.execute("SELECT clock_timestamp()").fetchone()[0]
         cur.executemany(_INSERT, [_params(r, cfg, vecs, stamp) for r in rows])
         cur.execute(_HEADS, {"team": cfg["team"], "ids": ids})
         cur.execute(_CONFLICTS, {"team": cfg["team"], "ids": ids})
