@@ -98,16 +98,24 @@ def test_confidence_is_merged_not_overwritten(machines: Any) -> None:
     assert _rules(b.home)[rule["id"]]["confidence"] == pytest.approx(0.9)
 
 
-def test_the_same_id_edited_on_two_machines_leaves_a_conflict_record_and_the_newer_edit_wins(machines: Any) -> None:
-    from sophia.memory.conflicts import load_records
+def _forked(machines: Any, text_a: str, text_b: str) -> tuple[Any, Any, dict[str, Any]]:
+    """Two machines that share a rule, then each edit it (not yet pushed): a fork in the making."""
     from sophia.memory.rules import update_rules
 
     a, b = _joined(machines, 2)
     rule = learn(a.home, "Use ruff for linting", "Python")
     _sync(a), _sync(b)
-    for m, text in ((a, "Use ruff for linting and formatting"), (b, "Use ruff and mypy before each commit")):
+    for m, text in ((a, text_a), (b, text_b)):
         with update_rules(m.home) as rules:
             rules[0]["rule_content"] = text
+    return a, b, rule
+
+
+def test_the_same_id_edited_on_two_machines_leaves_a_conflict_record_and_the_newer_edit_wins(machines: Any) -> None:
+    from sophia.memory.conflicts import load_records
+    from sophia.memory.rules import update_rules
+
+    a, b, rule = _forked(machines, "Use ruff for linting and formatting", "Use ruff and mypy before each commit")
     _sync(a, pull=False)
     _sync(b)  # b's edit is the newer one: it is active
     _sync(a)
@@ -125,14 +133,8 @@ def test_the_recency_rule_keeps_the_servers_clock_so_a_machine_running_a_day_ahe
     from datetime import timedelta
 
     from sophia import timeutil
-    from sophia.memory.rules import update_rules
 
-    a, b = _joined(machines, 2)
-    rule = learn(a.home, "Use ruff for linting", "Python")
-    _sync(a), _sync(b)
-    for m, text in ((a, "Use black for formatting"), (b, "Use ruff format for formatting")):
-        with update_rules(m.home) as rules:
-            rules[0]["rule_content"] = text
+    a, b, rule = _forked(machines, "Use black for formatting", "Use ruff format for formatting")
     real_now = timeutil.now
     with monkeypatch.context() as mp:  # a's clock runs a day ahead while it pushes its edit
         mp.setattr(timeutil, "now", lambda: real_now() + timedelta(days=1))
