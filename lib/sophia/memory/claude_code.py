@@ -133,12 +133,10 @@ def transcript_project(folder: str) -> str | None:
     return None
 
 
-def sources(projects: list[str], resolve: bool = False) -> list[tuple[str, str, str | None]]:
-    """(path, role, project) of every file to index: every memory folder under ``~/.claude/projects``,
-    the folder ``autoMemoryDirectory`` names, the user's CLAUDE.md and each known project's CLAUDE.md
-    files. A memory folder of a project the kit does not know has project None, or with ``resolve``
-    the project its transcripts name (:func:`transcript_project`), so that recall in another project
-    does not take it for a memory of every project."""
+def sources(projects: list[str]) -> list[tuple[str, str, str | None]]:
+    """(path, role, project) of every file to index: every memory folder under ``~/.claude/projects``
+    (project None when the kit does not know it: :func:`assigned` looks it up), the folder
+    ``autoMemoryDirectory`` names, the user's CLAUDE.md and each known project's CLAUDE.md files."""
     seen: dict[str, tuple[str, str, str | None]] = {}
     base = claude_dir()
     by_slug = {slug(p): p for p in projects}
@@ -148,12 +146,8 @@ def sources(projects: list[str], resolve: bool = False) -> list[tuple[str, str, 
     except OSError:
         slugs = []
     for s in slugs:
-        files = _md_files(os.path.join(base, "projects", s, "memory"))
-        project = by_slug.get(s)
-        if files and project is None and resolve:
-            project = transcript_project(os.path.join(base, "projects", s))
-        for p in files:
-            seen[p] = (p, "auto_memory", project)
+        for p in _md_files(os.path.join(base, "projects", s, "memory")):
+            seen[p] = (p, "auto_memory", by_slug.get(s))
     directory = auto_memory(None)["directory"]  # a user setting: one folder for every project
     for p in _md_files(directory) if directory else []:
         seen.setdefault(p, (p, "auto_memory", None))
@@ -165,6 +159,23 @@ def sources(projects: list[str], resolve: bool = False) -> list[tuple[str, str, 
             if os.path.isfile(p):
                 seen.setdefault(p, (p, "claude_md", project))
     return list(seen.values())
+
+
+def assigned(srcs: list[tuple[str, str, str | None]]) -> list[tuple[str, str, str | None]]:
+    """``srcs`` with each memory folder of a project the kit does not know given the project its
+    transcripts name (:func:`transcript_project`, once per folder), so that recall in another project
+    does not take it for a memory of every project."""
+    root = os.path.join(claude_dir(), "projects") + os.sep
+    found: dict[str, str | None] = {}
+    out = []
+    for path, role, project in srcs:
+        if project is None and role == "auto_memory" and path.startswith(root):
+            folder = root + path[len(root):].split(os.sep, 1)[0]
+            if folder not in found:
+                found[folder] = transcript_project(folder)
+            project = found[folder]
+        out.append((path, role, project))
+    return out
 
 
 # ---------------------------------------------------------------- one file -> one item
@@ -317,7 +328,7 @@ def _watched_dirs(projects: list[str]) -> dict[str, int | None]:
 def items(home: Path, projects: list[str] | None = None) -> list[dict[str, Any]]:
     """Every file's index item (``s3 list cc_memory``)."""
     projects = known_projects(home) if projects is None else projects
-    return [it for it in (file_item(*src) for src in sources(projects, resolve=True)) if it is not None]
+    return [it for it in (file_item(*src) for src in assigned(sources(projects))) if it is not None]
 
 
 def refresh(home: Path, extra_projects: list[str] | None = None, force: bool = False) -> dict[str, Any]:
@@ -342,7 +353,7 @@ def refresh(home: Path, extra_projects: list[str] | None = None, force: bool = F
     with locked(state_path(home), timeout=30):
         if not force and unchanged(read_state(home)):
             return {"changed": False, "indexed": len(files), "removed": 0}
-        new = [it for it in (file_item(*src) for src in sources(projects, resolve=True)) if it is not None]
+        new = [it for it in (file_item(*src) for src in assigned(srcs)) if it is not None]
         removed = _write_index(home, new)
         counts = {"auto_memory": sum(1 for it in new if it["meta"]["role"] == "auto_memory"),
                   "claude_md": sum(1 for it in new if it["meta"]["role"] == "claude_md")}
