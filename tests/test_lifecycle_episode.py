@@ -463,3 +463,24 @@ def test_every_real_transcript_builds_an_episode(tmp_path: Path) -> None:
         assert ep["goal"], src.name
         assert (ep["tool_call_count"] > 0) == (calls > 0), (src.name, calls, ep["tool_call_count"])
         assert ep["tool_call_count"] <= calls and len(ep["actions"]) <= ep_mod.MAX_ACTIONS
+
+
+def test_the_buffer_takes_the_transcripts_judged_outcome_masked_failure_and_cancelled_call(tmp_path: Path) -> None:
+    """The PostToolUse buffer records the client's status; the transcript's evidence overrides it: a
+    `make | tail` that printed a linker error is an error with its proof line, a cancelled parallel call
+    is no error at all (sophia.evidence)."""
+    t = write_lines(tmp_path / "t.jsonl", [
+        user("build the app please"),
+        assistant([tool_use("t1", "Bash", {"command": "make all 2>&1 | tail -3"}),
+                   tool_use("t3", "Bash", {"command": "ls build"})]),
+        user([tool_result("t1", "/usr/bin/ld: main.o: undefined reference to `frob'\n"
+                                "collect2: error: ld returned 1 exit status")]),
+        user([tool_result("t3", "<tool_use_error>Sibling tool call errored</tool_use_error>", is_error=True)]),
+    ])
+    st, _ = tr.update(None, str(t))
+    buffer = [{**buffer_lines()[0], "summary": "make all"}, buffer_lines()[2] | {"summary": "ls build"}]
+    ep = build(buffer, st)
+    outcomes = {a["id"]: (a["outcome"], a.get("verdict")) for a in ep["actions"]}
+    assert outcomes == {"t1": ("error", None), "t3": ("skipped", "cancelled")}
+    assert ep["errors"] == ["Bash make all: /usr/bin/ld: main.o: undefined reference to `frob'; "
+                            "collect2: error: ld returned 1 exit status"]

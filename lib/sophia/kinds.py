@@ -219,7 +219,7 @@ def episode_card(ep: Item) -> Item:
     files = _tally(str(a["file"]).rsplit("/", 1)[-1] for a in acts
                    if a.get("tool") in EDIT_TOOLS and isinstance(a.get("file"), str) and a["file"])
     cmds = _tally(str(a["summary"]) for a in acts
-                  if a.get("tool") == "Bash" and a.get("outcome") != "error" and _useful_command(a.get("summary")))
+                  if a.get("tool") == "Bash" and a.get("outcome", "ok") == "ok" and _useful_command(a.get("summary")))
     errs = _tally(t for t in map(_error_text, ep.get("errors") or []) if t)
     heur = [one_line(h, 200) for h in ep.get("heuristics") or [] if isinstance(h, str) and h.strip()]
     pit = _top(errs, 1)

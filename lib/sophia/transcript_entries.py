@@ -16,11 +16,14 @@ import re
 import zlib
 from typing import Any
 
+from . import evidence
+
 KNOWN_TYPES = frozenset({
     "user", "assistant", "summary", "system", "attachment", "queue-operation", "last-prompt",
     "file-history-snapshot", "progress", "custom-title", "tag",
 })
 FILE_KEYS = ("file_path", "notebook_path")
+RESULT_HEAD, RESULT_TAIL = 2000, 4000  # what is kept of a long tool result to judge it
 
 _NOT_PROMPT_PREFIXES = (
     "<command-name>", "<command-message>", "<command-args>", "<local-command-stdout>",
@@ -97,17 +100,27 @@ def tool_calls(obj: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def tool_results(obj: dict[str, Any]) -> list[dict[str, Any]]:
-    """A user entry's tool results: ``{"id", "error", "text"}`` each (``error``: the call failed; ``text``:
-    what it answered, kept for failed calls only)."""
+    """A user entry's tool results: ``{"id", "error", "text", "interrupted"}`` each (``error``: the client
+    reported the call failed; ``text``: what it answered, its head and tail when long: enough for
+    :func:`sophia.evidence.judge`)."""
     extra = obj.get("toolUseResult")
     interrupted = isinstance(extra, dict) and extra.get("interrupted") is True
     out = []
     for b in blocks(obj):
         if b.get("type") == "tool_result" and isinstance(b.get("tool_use_id"), str):
-            error = b.get("is_error") is True or interrupted
-            # the text is only read for a failed call: a Read's whole output is not joined on every Stop
-            out.append({"id": b["tool_use_id"], "error": error, "text": block_text(b.get("content")) if error else ""})
+            out.append({"id": b["tool_use_id"], "error": b.get("is_error") is True or interrupted,
+                        "interrupted": interrupted, "text": result_text(b.get("content"))})
     return out
+
+
+def result_text(content: Any, head: int = RESULT_HEAD, tail: int = RESULT_TAIL) -> str:
+    """A tool result's text: all of it, or its first ``head`` and last ``tail`` characters (errors sit at the
+    start, a test runner's summary at the end)."""
+    if isinstance(content, list):
+        text = "\n".join(str(b.get("text") or "") for b in content if isinstance(b, dict) and b.get("type") == "text")
+    else:
+        text = content if isinstance(content, str) else ""
+    return text if len(text) <= head + tail else f"{text[:head]}\n...\n{text[-tail:]}"
 
 
 def bash_summary(command: str) -> str:
@@ -146,21 +159,48 @@ def call_record(call: dict[str, Any]) -> dict[str, Any]:
     """What an action keeps of a tool call (never its input: a Write holds a whole file).
 
     ``args_hash`` is a CRC-32 of the input's canonical JSON (the buffer's is ``cksum`` of the raw text):
-    equal within one source, not across the two."""
+    equal within one source, not across the two. A Bash call also keeps its :func:`evidence.shape`
+    (program names and flags only), to judge its result."""
     rec: dict[str, Any] = {"id": call["id"], "tool": call["tool"], **call_fields(call["tool"], call["input"])}
     if call["input"]:
         canon = json.dumps(call["input"], sort_keys=True, ensure_ascii=False, default=str)
         rec["args_hash"] = str(zlib.crc32(canon.encode("utf-8", "replace")))
+    if call["tool"] == "Bash" and isinstance(call["input"].get("command"), str):
+        rec["shape"] = evidence.shape(call["input"]["command"],
+                                      background=call["input"].get("run_in_background") is True)
     return rec
 
 
-def action(record: dict[str, Any], result: dict[str, Any], ts: Any, session: Any = None) -> dict[str, Any]:
-    """One buffer-shaped action (the keys ``hooks/log_action.sh`` writes) from a call's record and result."""
+# the outcome an action records for each verdict: the buffer's ok/error, plus unknown and skipped
+ACTION_OUTCOME = {evidence.OK: "ok", evidence.FAILED: "error", evidence.UNKNOWN: "unknown",
+                  evidence.CANCELLED: "skipped", evidence.DENIED: "skipped", evidence.INTERRUPTED: "skipped"}
+
+
+def judge_result(record: dict[str, Any], result: dict[str, Any]) -> evidence.Evidence:
+    """The evidence on a paired call: a Bash call's by its shape and output, any other tool's by the
+    client's status (a cancelled, denied or interrupted call of any tool never ran)."""
+    text, error, cut = result.get("text") or "", bool(result["error"]), bool(result.get("interrupted"))
+    if record.get("tool") == "Bash":
+        return evidence.judge(record.get("shape") or {}, text, is_error=error, interrupted=cut)
+    stopped = evidence.not_run(text, cut)
+    if stopped:
+        return evidence.Evidence(stopped, "never ran")
+    return evidence.Evidence(evidence.FAILED if error else evidence.OK, "the client's status")
+
+
+def action(record: dict[str, Any], result: dict[str, Any], ts: Any, session: Any = None,
+           ev: evidence.Evidence | None = None) -> dict[str, Any]:
+    """One buffer-shaped action (the keys ``hooks/log_action.sh`` writes) from a call's record and result;
+    ``outcome`` is the judged one (:data:`ACTION_OUTCOME`; ``ev``: the evidence when already judged),
+    ``verdict`` says which when it is not plain."""
     failed = bool(result["error"])
+    ev = ev or judge_result(record, result)
     act: dict[str, Any] = {"ts": ts if isinstance(ts, str) else None,
                            "session": session if isinstance(session, str) else None, "tool": record["tool"],
                            "event": "PostToolUseFailure" if failed else "PostToolUse",
-                           "outcome": "error" if failed else "ok", "id": record["id"]}
+                           "outcome": ACTION_OUTCOME[ev.verdict], "id": record["id"]}
+    if ev.verdict not in (evidence.OK, evidence.FAILED):
+        act["verdict"] = ev.verdict
     if record["tool"] == "Bash":
         m = _EXIT.match(result["text"].lstrip()) if failed else None
         act["exit"] = int(m.group(1)) if m else (None if failed else 0)

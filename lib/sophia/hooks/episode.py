@@ -21,7 +21,8 @@ SUMMARY_CHARS = 100
 RESULT_CHARS = 160
 MIN_TASK_WORDS = 3  # a prompt with fewer content words ("load claude.md", "git push") is not the session's task
 FILE_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit", "Read"})
-ACTION_KEYS = ("ts", "tool", "id", "event", "outcome", "exit", "duration_ms", "summary", "file", "args_hash")
+ACTION_KEYS = ("ts", "tool", "id", "event", "outcome", "verdict", "exit", "duration_ms", "summary", "file",
+               "args_hash")
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_+#.-]{2,}")
 
@@ -285,6 +286,15 @@ def transcript_actions(transcript: dict[str, Any]) -> list[dict[str, Any]]:
     return [a for a in transcript.get("actions") or [] if isinstance(a, dict) and isinstance(a.get("tool"), str)]
 
 
+def judged_buffer(buffer: list[dict[str, Any]], transcript: dict[str, Any]) -> list[dict[str, Any]]:
+    """The buffer's actions with the transcript's judged outcome where the evidence disagrees with the
+    client's status (``sophia.evidence``: a masked failure is an error, a cancelled call is skipped)."""
+    judged = transcript.get("verdicts")
+    if not isinstance(judged, dict) or not judged:
+        return buffer
+    return [{**a, **judged[a["id"]]} if isinstance(judged.get(a.get("id")), dict) else a for a in buffer]
+
+
 def _action_source(carry: dict[str, Any], buffer: list[dict[str, Any]],
                    transcript: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]], int]:
     """(carry, actions, calls not in the list): the buffer's, else the transcript's.
@@ -293,7 +303,7 @@ def _action_source(carry: dict[str, Any], buffer: list[dict[str, Any]],
     actions from the transcript, which the reader reads whole from its start: an earlier run's carried
     actions are already among them."""
     if buffer:
-        return carry, buffer, 0
+        return carry, judged_buffer(buffer, transcript), 0
     actions = transcript_actions(transcript)
     if not actions:
         return carry, buffer, 0

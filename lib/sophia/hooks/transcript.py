@@ -18,7 +18,14 @@ import os
 from typing import Any
 
 from ..redact import redact_head
-from ..transcript_entries import KNOWN_TYPES, call_record, clean_prompt, tool_calls, tool_results
+from ..transcript_entries import (
+    KNOWN_TYPES,
+    call_record,
+    clean_prompt,
+    judge_result,
+    tool_calls,
+    tool_results,
+)
 from ..transcript_entries import action as _action
 from ..transcript_entries import block_text as _block_text
 
@@ -34,6 +41,7 @@ TEXT_CHARS = 2000
 KEEP_ACTIONS_HEAD = 50  # actions derived from tool calls: the first 50 and the last 150, as an episode keeps
 KEEP_ACTIONS_TAIL = 150
 KEEP_PENDING = 64  # tool calls still waiting for their result
+KEEP_VERDICTS = 200  # judged outcomes that differ from the client's status, by call id
 
 
 def new_state(path: str | None = None) -> dict[str, Any]:
@@ -42,7 +50,7 @@ def new_state(path: str | None = None) -> dict[str, Any]:
         "assistant_texts": [], "tool_errors": {}, "tool_uses": 0, "first_ts": None, "last_ts": None,
         "git_branch": None, "cwd": None, "sidechain_lines": 0, "compactions": 0, "summaries": [],
         "unknown_types": 0, "bad_lines": 0, "skipped_bytes": 0, "note": None,
-        "actions": [], "actions_total": 0, "pending_calls": {},
+        "actions": [], "actions_total": 0, "pending_calls": {}, "verdicts": {},
         "interrupts": 0, "tail": None, "first_prompts": [],  # tail: what the main chain last held (prompt/interrupt/text/call/result)
     }
 
@@ -105,12 +113,15 @@ def _user_texts(st: dict[str, Any], content: Any) -> list[str]:
 def _tool_error(st: dict[str, Any], block: dict[str, Any]) -> None:
     """Keep a failed tool result (redacted, the last KEEP_ERRORS) under its tool_use_id."""
     tid = block.get("tool_use_id")
-    err = _block_text(block.get("content"))
     if isinstance(tid, str) and tid:
-        errors = st["tool_errors"]
-        errors[tid] = redact_head(err, 500)
-        while len(errors) > KEEP_ERRORS:
-            errors.pop(next(iter(errors)))
+        _keep_error(st, tid, _block_text(block.get("content")))
+
+
+def _keep_error(st: dict[str, Any], tid: str, err: str) -> None:
+    errors = st["tool_errors"]
+    errors[tid] = redact_head(err, 500)
+    while len(errors) > KEEP_ERRORS:
+        errors.pop(next(iter(errors)))
 
 
 def _assistant(st: dict[str, Any], obj: dict[str, Any]) -> None:
@@ -200,10 +211,26 @@ def _track_actions(st: dict[str, Any], obj: dict[str, Any]) -> None:
             continue
         st["tail"] = "result"
         acts = st["actions"]
-        acts.append(_action(call, result, obj.get("timestamp"), obj.get("sessionId")))
+        ev = judge_result(call, result)
+        act = _action(call, result, obj.get("timestamp"), obj.get("sessionId"), ev)
+        acts.append(act)
+        _judged(st, act, bool(result["error"]), ev.proof)
         st["actions_total"] += 1
         if len(acts) > KEEP_ACTIONS_HEAD + KEEP_ACTIONS_TAIL:
             del acts[KEEP_ACTIONS_HEAD]
+
+
+def _judged(st: dict[str, Any], act: dict[str, Any], client_error: bool, proof: list[str]) -> None:
+    """Where the evidence disagrees with the client's status (a masked failure, a cancelled call), keep
+    the judged outcome by call id: the episode overlays it on the PostToolUse buffer's; a masked
+    failure's proof lines become its error text (redacted)."""
+    if act["outcome"] == "error" and not client_error and proof:
+        _keep_error(st, act["id"], "; ".join(proof))
+    if act["outcome"] != ("error" if client_error else "ok"):
+        judged = st["verdicts"]
+        judged[act["id"]] = {k: act[k] for k in ("outcome", "verdict") if k in act}
+        while len(judged) > KEEP_VERDICTS:
+            judged.pop(next(iter(judged)))
 
 
 def _feed_block(st: dict[str, Any], data: bytes, new_prompts: list[str]) -> None:

@@ -30,8 +30,10 @@ from ..redact import redact, redact_head
 from ..transcript_entries import (
     KNOWN_TYPES,
     blocks,
+    call_record,
     clean_prompt,
     compact_summary,
+    judge_result,
     parse_line,
     tool_calls,
     tool_results,
@@ -79,7 +81,7 @@ class Session:
 
     meta: dict[str, str] = field(default_factory=dict)
     events: list[Event] = field(default_factory=list)
-    pending: dict[str, Event] = field(default_factory=dict)
+    pending: dict[str, tuple[Event, dict[str, Any]]] = field(default_factory=dict)
     files: dict[str, dict[str, int]] = field(default_factory=dict)
     final: str | None = None
     compact: str | None = None
@@ -131,13 +133,9 @@ def _user(s: Session, obj: dict[str, Any]) -> None:
         s.counts["compactions"] += 1
         return
     for result in tool_results(obj):
-        ev = s.pending.pop(result["id"], None)
-        if ev is not None and result["error"]:
-            ev.error = True
-            ev.text += f" -> ERROR: {_one_line(_first_lines(redact_head(result['text'], 4000)), ERROR_CHARS)}"
-            s.counts["errors"] += 1
-        elif ev is not None:
-            ev.text += " -> ok"
+        pending = s.pending.pop(result["id"], None)
+        if pending is not None:
+            _judged(s, *pending, result)
     if obj.get("isMeta") or obj.get("isVisibleInTranscriptOnly"):
         return
     texts = [b["text"] for b in blocks(obj) if b.get("type") == "text" and isinstance(b.get("text"), str)]
@@ -145,6 +143,21 @@ def _user(s: Session, obj: dict[str, Any]) -> None:
     if prompt:
         s.counts["prompts"] += 1
         s.events.append(Event("prompt", f"USER: {_one_line(prompt, PROMPT_CHARS)}"))
+
+
+def _judged(s: Session, ev: Event, record: dict[str, Any], result: dict[str, Any]) -> None:
+    """A call's result as the one command-evidence classifier judges it (``sophia.evidence``): a masked
+    failure is an error, a cancelled or refused call is not."""
+    verdict = judge_result(record, result)
+    if verdict.failed:
+        ev.error = True
+        what = "; ".join(verdict.proof) if verdict.proof and not result["error"] else _first_lines(result["text"])
+        ev.text += f" -> ERROR: {_one_line(redact_head(what, 4000), ERROR_CHARS)}"
+        s.counts["errors"] += 1
+    elif verdict.ok:
+        ev.text += " -> ok"
+    else:
+        ev.text += f" -> {verdict.verdict} ({_one_line(verdict.reason, ERROR_CHARS)})"
 
 
 def _assistant(s: Session, obj: dict[str, Any]) -> None:
@@ -156,7 +169,7 @@ def _assistant(s: Session, obj: dict[str, Any]) -> None:
     for call in tool_calls(obj):
         s.counts["calls"] += 1
         ev = Event("call", f"  {describe_call(call['tool'], call['input'])}")
-        s.pending[call["id"]] = ev
+        s.pending[call["id"]] = (ev, call_record(call))
         s.events.append(ev)
         path = next((call["input"][k] for k in ("file_path", "notebook_path")
                      if isinstance(call["input"].get(k), str)), None)

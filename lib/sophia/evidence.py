@@ -1,0 +1,287 @@
+"""Did a command do what it was run for? The one command-evidence classifier. Standard library only.
+
+An agent's shell call reports one exit status: its last command's. Agents mask it all the time
+(``make 2>&1 | tail -20`` with a linker error above the tail, ``npx eslint . || true``, a script that
+prints ``❌`` lines and exits 0, ``gcc ... &`` sent to the background), and the client reports calls
+that never ran (a cancelled parallel call, a permission or hook denial, the user's interrupt) as
+errors. :func:`judge` reads the command's shape and its output and says one of
+
+- ``ok``: it ran and its output shows nothing wrong (with a masked status: it shows success);
+- ``failed``: it ran and did not do what it was run for (an error status, or failure markers in the
+  output: error lines, "No such file", "command not found", a non-zero ``exit:`` line, a test summary
+  with failures, ✗/❌);
+- ``unknown``: nothing tells (a masked status and an output that shows neither; sent to the background);
+- ``cancelled`` / ``denied`` / ``interrupted``: it never ran, or was stopped: neither a success nor a
+  failure of the command.
+
+Every learner, the episode's outcome and the condensed digest input ask this module, so they agree.
+A command's :func:`shape` (which masks it has, whether it is backgrounded or only reads) holds no
+word of the command beyond program names, so it can be kept on disk where the command cannot.
+"""
+
+from __future__ import annotations
+
+import re
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+OK, FAILED, UNKNOWN = "ok", "failed", "unknown"
+CANCELLED, DENIED, INTERRUPTED = "cancelled", "denied", "interrupted"
+NOT_RUN = frozenset({CANCELLED, DENIED, INTERRUPTED})
+VERDICTS = (OK, FAILED, UNKNOWN, CANCELLED, DENIED, INTERRUPTED)
+PROOF_LINES = 3
+PROOF_CHARS = 160
+
+# ---------------------------------------------------------------- calls that never ran
+
+_CANCELLED = re.compile(r"sibling tool call errored|cancell?ed:? (?:due to )?(?:a )?parallel tool call|"
+                        r"tool call was cancell?ed|<tool_use_error>cancell?ed", re.I)
+_DENIED = re.compile(
+    r"^(?:error: )?(?:the user doesn't want to (?:proceed|take this action)|user rejected tool use|"
+    r"the tool use was rejected|permission to use \S+ (?:with command .{0,400})?has been denied|"
+    r"claude requested permissions? to use|this command requires approval|"
+    r"(?:pre ?tool ?use|pretooluse)(?::\S+)? hook (?:error|blocked|denied)|"
+    r"blocked by (?:a |the )?(?:\S+ )?hook|hook denied|operation blocked by hook)", re.I | re.S)
+_INTERRUPTED = re.compile(r"^(?:error: )?(?:\[request interrupted by user|interrupted by user)", re.I)
+_TIMED_OUT = re.compile(r"^(?:error: )?command timed out after", re.I)
+_EXIT_HEAD = re.compile(r"^(?:Error: )?Exit code (\d{1,3})\b")
+_BACKGROUND = re.compile(r"^Command (?:running in background|was manually backgrounded)", re.I)
+
+
+def not_run(text: str, interrupted: bool = False) -> str | None:
+    """``cancelled``, ``denied`` or ``interrupted`` when the client's answer says the call never ran
+    or was stopped (for any tool), else None."""
+    head = (text or "").lstrip()[:600]
+    head = head.removeprefix("<tool_use_error>").lstrip()
+    if interrupted or _INTERRUPTED.match(head):
+        return INTERRUPTED
+    if _CANCELLED.search(head[:200]):
+        return CANCELLED
+    if _DENIED.match(head):
+        return DENIED
+    return None
+
+
+def exit_code(text: str) -> int | None:
+    """The exit status Claude Code puts first in a failed Bash result ("Exit code 2"), or None."""
+    m = _EXIT_HEAD.match((text or "").lstrip())
+    return int(m.group(1)) if m else None
+
+
+# ---------------------------------------------------------------- what a command's status can hide
+
+READERS = frozenset(["cat", "grep", "egrep", "fgrep", "rg", "ag", "ls", "ll", "find", "fd", "head", "tail", "less",
+                     "more", "wc", "jq", "yq", "tree", "echo", "printf", "stat", "file", "du", "df", "diff",
+                     "awk", "sed", "sort", "uniq", "cut", "ps", "which", "type", "pwd", "env", "printenv",
+                     "readlink", "realpath", "history", "journalctl", "dmesg", "lsof", "column", "nl", "tac",
+                     "xxd", "od", "strings", "basename", "dirname", "date", "whoami", "id", "uname", "sleep", "true",
+                     "test", "["])
+# checkers that print nothing when all is well: an empty output under a mask is their success
+SILENT_CHECKERS = frozenset(["tsc", "eslint", "ruff", "flake8", "shellcheck", "gofmt", "hadolint", "pyflakes"])
+GIT_READERS = frozenset(["status", "log", "show", "diff", "branch", "remote", "rev-parse", "ls-files", "blame",
+                         "describe", "shortlog", "reflog", "config", "stash list", "grep", "tag"])
+_WRAPPERS = frozenset(["sudo", "nohup", "time", "exec", "command", "nice", "stdbuf", "env", "timeout", "xargs"])
+_HEREDOC = re.compile(r"<<-?\s*(['\"]?)(\w+)\1.*?^\s*\2\s*$", re.S | re.M)
+_QUOTED = re.compile(r"'[^']*'|\"(?:\\.|[^\"\\])*\"")
+_OPS = re.compile(r"\|\||&&|\|&|[|;&\n]")
+_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_REDIR_AMP = re.compile(r"\d*>&\d*-?|&>>?")
+_RUNNERS = frozenset(["npx", "pnpx", "bunx", "uvx"])
+# programs whose job is to print: exit 0 with nothing printed does not show they did their work
+_EXPECT_OUTPUT = frozenset(["python", "python3", "node", "ruby", "perl", "php", "deno", "bun", "tsx", "ts-node"])
+# programs that always print: nothing printed means the shell may not have run the command at all
+_ALWAYS_PRINT = frozenset(["echo", "printf", "pwd", "wc", "date", "whoami", "uname", "ping", "id", "hostname", "nproc"])
+_CLIENT_NOTES = re.compile(r"^(?:\(Bash completed with no output\)|Shell cwd was reset to .*|<persisted-output>)$")
+_PREP = frozenset(["cd", "pushd", "popd", "export", "set", "source", ".", "unset", "alias", "mkdir", "echo", "printf"])
+
+
+def _programs(segment: str) -> list[str]:
+    """The program of a simple command and, for ``git``, its subcommand (wrappers and assignments skipped)."""
+    words = [w for w in segment.split() if not w.startswith(("<", ">")) and not re.match(r"^\d*[<>]", w)]
+    i = 0
+    while i < len(words) and (_ASSIGN.match(words[i]) or words[i] in _WRAPPERS or words[i].startswith("-")
+                              or (i and words[i - 1] == "timeout" and re.match(r"^\d", words[i]))):
+        i += 1
+    if i >= len(words):
+        return []
+    prog = words[i].strip("()").rsplit("/", 1)[-1]
+    rest = [w for w in words[i + 1:] if not w.startswith("-")]
+    if prog in _RUNNERS and rest:  # npx tsc: the tool is tsc
+        return _programs(" ".join(rest))
+    return [prog, rest[0]] if prog == "git" and rest else [prog]
+
+
+def _is_reader(progs: list[str]) -> bool:
+    if not progs:
+        return True
+    if progs[0] == "git":
+        return len(progs) < 2 or progs[1] in GIT_READERS
+    return progs[0] in READERS
+
+
+def shape(command: str, *, background: bool = False) -> dict[str, Any]:
+    """What a command's exit status can be trusted for, in program names and flags only:
+    ``mask`` (what hides the intended command's status: ``| tail``, ``|| true``, ``;``, ``&``,
+    ``set +e``), ``bg`` (sent to the background), ``reader`` (every part only reads: its output is
+    content, not diagnostics), ``progs`` (the programs it runs, for matching ``prog: error`` lines)."""
+    text = _QUOTED.sub("''", _HEREDOC.sub(" ", command or "").replace("\\\n", " "))
+    to_file = bool(re.search(r"(?:^|[^0-9>&])>{1,2}(?!&)|&>|\btee\b", text))
+    text = _REDIR_AMP.sub(" > ", text).strip()
+    bg = background or bool(re.search(r"(?<![&|])&\s*$", text))
+    parts, ops = _OPS.split(text), _OPS.findall(text)
+    segs = [_programs(p) for p in parts]
+    out: dict[str, Any] = {"mask": None, "bg": bg, "to_file": to_file, "reader": all(_is_reader(s) for s in segs if s),
+                           "progs": list(dict.fromkeys(s[0] for s in segs if s))[:8]}
+    pipefail = bool(re.search(r"\bset\s+-[a-z]*o\s*pipefail\b|\bset\s+-o\s+pipefail\b", text))
+    for i, op in enumerate(ops):
+        left, right = segs[i], (segs[i + 1] if i + 1 < len(segs) else [])
+        if not right or not left or _is_reader(left) or left[0] in _PREP:
+            continue
+        if (op in ("|", "|&") and not pipefail) or op in ("||", ";", "\n", "&"):
+            out["mask"] = f"| {right[0]}" if op in ("|", "|&") else op.replace("\n", ";")
+            break
+    if out["mask"] is None and re.search(r"(?:^|[;&|\s])set\s+\+e\b", text):
+        out["mask"] = "set +e"
+    return out
+
+
+# ---------------------------------------------------------------- what an output says
+
+_FAILURE_LINES = [re.compile(p, re.I if i > 0 else 0) for i, p in enumerate([
+    r"❌|✗|✘|\bFAIL(?:ED)?\b(?!\s*=\s*0)",  # case-sensitive: FAIL / FAILED, marks
+    r"command not found|not recognized as (?:an internal|the name of a cmdlet)",
+    r"no such file or directory|cannot access|cannot find (?:the )?(?:path|module|file)",
+    r"^traceback \(most recent call last\)|^\w*(?:error|exception):\s|^e\s+\w+(?:error|exception)\b",
+    r"^(?:npm|pnpm|yarn) (?:err!|error)|^error(?:\[\w+\])?(?::|\s-)|^fatal:|^\S+: error:|^\S+:\d+:\d+: error\b",
+    r"^make(?:\[\d+\])?: \*\*\*|undefined reference to|ld returned \d+ exit status|collect2: error|"
+    r"\(\d+,\d+\): error\b|: error [A-Z]{2,4}\d+:",
+    r"externally-managed-environment|this environment is externally managed|if you believe this is a mistake, please "
+    r"contact your python installation|permission denied|eacces|segmentation fault|core dumped",
+    r"\b[1-9]\d* (?:failed|failing|failures?|errors?)\b(?! (?:were|was) (?:fixed|resolved))",
+    r"^tests?:.*\b[1-9]\d* failed|test result: failed|^not ok \d+|^fail(?:ed)?\s+\S|build failed|"
+    r"compilation failed|failed to compile|^fatal error|^error: could not compile",
+    r"\b(?:exit(?:ed)?(?: with)?(?: code| status)?|exit code|returned)[:= ]+(?!0\b)[1-9]\d*\b",
+])]
+_NEGATED = re.compile(r"\b(?:no|0|zero|without)\s+(?:\w+\s+)?(?:errors?|failures?|failed|issues?|problems?)\b|"
+                      r"\b(?:fail(?:ed|ures?)?|errors?)\s*[:=]\s*0\b", re.I)
+_SUCCESS_LINES = re.compile(
+    r"\b[1-9]\d* (?:passed|passing|tests? passed)\b|^tests?:\s+\d+ passed|test result: ok\b|^ok\s+\S|^OK(?: \(|$)|"
+    r"successfully (?:installed|built|compiled|created|tagged|deployed|updated|pushed|uploaded)|"
+    r"build successful|compiled successfully|\bbuilt in \d|finished (?:`?\w+`? )?(?:profile|release|dev)\b|"
+    r"all (?:checks|tests) passed|found 0 errors|0 errors|✓|✔|✅|done in \d|^to \S+\s*$|\d+ files? changed|"
+    r"\b(?:added|installed|removed|changed|audited) \d+ packages?\b|^\s*\+ [\w.-]+==\S+|already up.to.date|"
+    r"^up to date\b|requirement already satisfied",
+    re.I | re.M)
+_LINE_CAP = 400
+
+
+def _lines(text: str) -> list[str]:
+    out = [ln.strip() for ln in re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text or "").splitlines()]
+    return [ln for ln in out if ln and not _CLIENT_NOTES.match(ln)]
+
+
+def _failure_lines(lines: list[str], reader: bool, progs: list[str]) -> list[str]:
+    """Lines that say the command failed. For a command that only reads (its output is content), only
+    a program's own diagnostics count (``grep: x: No such file``, ``bash: y: command not found``)."""
+    own = tuple(f"{p}:" for p in [*progs, "bash", "sh", "zsh", "/bin/bash", "/bin/sh"])
+    hits = []
+    for ln in lines:
+        ln = ln[:_LINE_CAP]
+        if reader and not ln.startswith(own):
+            continue
+        if _NEGATED.search(ln) and not re.search(r"[1-9]\d* (?:failed|errors?)", ln):
+            continue
+        if any(rx.search(ln) for rx in _FAILURE_LINES):
+            hits.append(ln)
+    return hits
+
+
+def _proof(lines: list[str]) -> list[str]:
+    return [ln[:PROOF_CHARS] for ln in lines[:PROOF_LINES]]
+
+
+class Evidence:
+    """A call's verdict (one of :data:`VERDICTS`), why in a few words, and the output lines that prove it."""
+
+    __slots__ = ("verdict", "reason", "proof", "exit")
+
+    def __init__(self, verdict: str, reason: str, proof: list[str] | None = None, exit: int | None = None) -> None:
+        self.verdict, self.reason, self.proof, self.exit = verdict, reason, proof or [], exit
+
+    @property
+    def ok(self) -> bool:
+        return self.verdict == OK
+
+    @property
+    def failed(self) -> bool:
+        return self.verdict == FAILED
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"verdict": self.verdict, "reason": self.reason}
+        if self.proof:
+            out["proof"] = self.proof
+        if self.exit is not None:
+            out["exit"] = self.exit
+        return out
+
+    def __repr__(self) -> str:
+        return f"Evidence({self.verdict!r}, {self.reason!r})"
+
+
+def judge(command: str | dict[str, Any], output: str, *, is_error: bool, interrupted: bool = False,
+          background: bool = False) -> Evidence:
+    """The verdict on one shell call from its command (or its :func:`shape`) and what it printed.
+    ``is_error``: the client reported a non-zero status; ``interrupted``: the client says it was
+    interrupted; ``background``: it was started in the background (``run_in_background``)."""
+    text = output or ""
+    stopped = not_run(text, interrupted)
+    if stopped:
+        return Evidence(stopped, {CANCELLED: "the client cancelled the call", DENIED: "refused before it ran",
+                                  INTERRUPTED: "the user interrupted it"}[stopped])
+    sh = command if isinstance(command, dict) else shape(command, background=background)
+    lines = _lines(text)
+    if is_error:
+        return _judge_error(text, lines, sh)
+    if sh.get("bg") or background or _BACKGROUND.match(text.lstrip()):
+        return Evidence(UNKNOWN, "sent to the background: its result is not known yet")
+    failures = _failure_lines(lines, bool(sh.get("reader")), list(sh.get("progs") or []))
+    if failures:
+        return Evidence(FAILED, "exit 0, but the output reports a failure" + (f" (status masked by {sh['mask']})"
+                                                                                if sh.get("mask") else ""),
+                        _proof(failures[-PROOF_LINES:] if _summary_last(failures) else failures), 0)
+    if sh.get("mask") and not sh.get("reader"):
+        wins = [ln for ln in lines if _SUCCESS_LINES.search(ln[:_LINE_CAP])]
+        if wins:
+            return Evidence(OK, f"status masked by {sh['mask']}, the output shows success", _proof(wins[-PROOF_LINES:]), 0)
+        if not lines and sh["mask"].startswith("| ") and SILENT_CHECKERS & set(sh.get("progs") or []):
+            return Evidence(OK, f"status masked by {sh['mask']}, and the checker printed nothing", [], 0)
+        return Evidence(UNKNOWN, f"status masked by {sh['mask']} and the output shows neither success nor failure")
+    if not lines and _ALWAYS_PRINT & set(sh.get("progs") or []) and not sh.get("mask") and not sh.get("to_file"):
+        return Evidence(UNKNOWN, "nothing printed, though the command always prints: it may not have run")
+    if not lines and _runs_a_script(sh):
+        return Evidence(UNKNOWN, "exit 0 with no output: nothing shows the script did its work")
+    return Evidence(OK, "exit 0", _proof(lines[-1:]), 0)
+
+
+def _runs_a_script(sh: dict[str, Any]) -> bool:
+    """An interpreter or the project's own script (``./x.sh``, ``python x.py``) is the last thing run."""
+    progs = [p for p in sh.get("progs") or [] if p not in _PREP]
+    last = progs[-1] if progs else ""
+    return last in _EXPECT_OUTPUT or last.startswith("python") or bool(re.search(r"\.(?:sh|py|js|rb|pl)$", last))
+
+
+def _summary_last(failures: list[str]) -> bool:
+    """A test runner prints its summary last: prefer the last lines when one of them is a summary."""
+    return bool(re.search(r"\d+ (?:failed|failing|passed)|test result", failures[-1], re.I))
+
+
+def _judge_error(text: str, lines: list[str], sh: dict[str, Any]) -> Evidence:
+    code = exit_code(text)
+    body = lines[1:] if lines and _EXIT_HEAD.match(lines[0]) else lines
+    if _TIMED_OUT.match(text.lstrip()):
+        return Evidence(FAILED, "timed out", _proof(lines[:1]), code)
+    failures = _failure_lines(body, False, list(sh.get("progs") or []))
+    return Evidence(FAILED, f"exit {code}" if code is not None else "the client reported an error",
+                    _proof(failures or body[-1:] or lines[:1]), code)
