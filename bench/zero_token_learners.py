@@ -13,7 +13,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "lib"))
 
-from sophia.learning import learners  # noqa: E402
+from sophia.learning import learners, procedures  # noqa: E402
 
 DEFAULT = ROOT.parent.parent / "shared" / "data" / "transcripts"
 
@@ -30,7 +30,7 @@ def report(path: Path) -> None:
         steps = f" after {f['steps']}" if f["steps"] else ""
         print(f"   fix   [{f['key']}] `{f['failed'][:70]}` -> `{f['fix'][:70]}`{steps}")
         print(f"         error: {f['error'][:90]}")
-    for p in sorted(lessons["playbook"], key=lambda p: learners.CLASS_ORDER.index(p["class"])):
+    for p in sorted(lessons["playbook"], key=lambda p: procedures.CLASS_ORDER.index(p["class"])):
         print(f"   book  {p['class']:5} `{p['command'][:90]}`")
     print(f"   failures (gap candidates): {len(lessons['failures'])}")
 

@@ -44,10 +44,10 @@ def session(root: Path, cwd: Path, sid: str, *, day: str = "2026-10-01", age_day
 
     def call(i: int, tool: str, inp: dict[str, Any], result: str, error: bool) -> None:
         lines.append({"type": "assistant", "cwd": str(cwd), "sessionId": sid, "timestamp": f"{day}T10:00:0{i}.000Z",
-                      "message": {"role": "assistant", "content": [{"type": "tool_use", "id": f"t{i}", "name": tool,
+                      "message": {"role": "assistant", "content": [{"type": "tool_use", "id": f"{sid[:8]}-t{i}", "name": tool,
                                                                     "input": inp}]}})
         lines.append({"type": "user", "cwd": str(cwd), "sessionId": sid, "timestamp": f"{day}T10:00:0{i}.500Z",
-                      "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{i}",
+                      "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"{sid[:8]}-t{i}",
                                                                "content": result, "is_error": error}]}})
 
     call(1, "Bash", {"command": "pytest -q"}, "Exit code 1\nE   ModuleNotFoundError: No module named 'widgets'", True)
@@ -202,7 +202,7 @@ def test_the_cli_reports_and_is_clean_without_a_terminal(home: Path, tmp_path: P
     assert r.returncode == 0 and r.stderr == "", r.stderr
     assert r.stdout.splitlines() == [
         "Backfilled 2 of 2 transcripts (0 done already, 0 seen by the hooks): 2 episodes, 2 fixes, 2 procedures "
-        "and 1 knowledge gap added",
+        "and 0 knowledge gaps added",  # the failure was fixed in each session: no gap
         "Digests: 0 queued; not queued: 2 learning_enabled is false",
         "Skipped 1 unreadable line in 1 transcript"]
     assert json.loads((bf.record_path(home)).read_text())["transcripts"][str(bad)]["bad_lines"] == 1

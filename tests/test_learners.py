@@ -14,19 +14,26 @@ from typing import Any
 import pytest
 
 from shared_data import shared_path
+from sophia.learning import commands as C
 from sophia.learning import learners as L
+from sophia.learning import procedures as P
+from sophia.learning import teachable
 from sophia.state import init_tree
 
 PROJECT = "/work/proj"
 TRANSCRIPTS = shared_path("data/transcripts")
 
 
-def ok(cmd: str) -> L.Command:
-    return L.Command(cmd, True)
+_CALLS = iter(range(10**9))
 
 
-def bad(cmd: str, err: str) -> L.Command:
-    return L.Command(cmd, False, L.error_line(err))
+def ok(cmd: str) -> C.Command:
+    """A call whose output proved it worked (each its own call id, as in a transcript)."""
+    return C.Command(cmd, True, cid=f"toolu_{next(_CALLS)}")
+
+
+def bad(cmd: str, err: str) -> C.Command:
+    return C.Command(cmd, False, C.error_line(err), cid=f"toolu_{next(_CALLS)}")
 
 
 @pytest.fixture
@@ -41,6 +48,10 @@ def procedures(home: Path) -> list[dict[str, Any]]:
     return load_items("procedures", home)
 
 
+def fixes(home: Path) -> list[dict[str, Any]]:
+    return [p for p in procedures(home) if p["meta"]["category"] == "error_fix"]
+
+
 def gaps(home: Path) -> list[str]:
     return list(json.loads((home / "self_model.json").read_text())["knowledge_gaps"])
 
@@ -50,7 +61,7 @@ def gaps(home: Path) -> list[str]:
 
 def test_command_keys_and_noise() -> None:
     c = ok("cd /work/proj/src && timeout 60 npm run test -- --watch=false 2>&1 | tail -20")
-    assert c.key == "npm run test" and L.classify(c.main) == "test"
+    assert c.key == "npm run test" and C.classify(c.main) == "test"
     assert c.display(PROJECT, whole=False) == "cd src && npm run test -- --watch=false"
     assert ok("ls -la && git status").heartbeat and ok("pwd").heartbeat and ok("cat README.md | head").heartbeat
     assert ok("python3 -c 'print(1)'").key is None  # inline code is not a reusable command
@@ -68,17 +79,17 @@ def test_command_keys_and_noise() -> None:
     ("~/.local/bin/tool.sh list", None), ("make clean", None),
 ])
 def test_playbook_verbs(cmd: str, cls: str | None) -> None:
-    assert L.classify(ok(cmd).main) == cls
+    assert C.classify(ok(cmd).main) == cls
 
 
 def test_error_line_picks_the_telling_line() -> None:
     tb = "Traceback (most recent call last):\n  File \"x.py\", line 1\nModuleNotFoundError: No module named 'foo'"
-    assert L.error_line(tb) == "ModuleNotFoundError: No module named 'foo'"
-    assert L.error_line("\x1b[0;34m════\x1b[0m\nbuilding\n\x1b[31m✗ Error: tool missing\x1b[0m") == "✗ Error: tool missing"
-    assert L.error_line("", 2) == "exit 2"
-    assert L.error_class("cp: target '/a/b': No such file or directory") == \
-        L.error_class("cp: target '/c/d/e': No such file or directory")
-    assert "hunter2secretvalue" not in L.error_line("Error: bad token API_KEY=sk-hunter2secretvalue0000000000")
+    assert C.error_line(tb) == "ModuleNotFoundError: No module named 'foo'"
+    assert C.error_line("\x1b[0;34m════\x1b[0m\nbuilding\n\x1b[31m✗ Error: tool missing\x1b[0m") == "✗ Error: tool missing"
+    assert C.error_line("", 2) == "exit 2"
+    assert C.error_class("cp: target '/a/b': No such file or directory") == \
+        C.error_class("cp: target '/c/d/e': No such file or directory")
+    assert "hunter2secretvalue" not in C.error_line("Error: bad token API_KEY=sk-hunter2secretvalue0000000000")
 
 
 # ---------------------------------------------------------------- (a) error -> fix
@@ -123,22 +134,26 @@ def test_rejected_calls_and_sidechains_in_a_transcript(tmp_path: Path) -> None:
     call(4, "pytest -q", "3 passed", False)
     p = tmp_path / "t.jsonl"
     p.write_text("\n".join(json.dumps(x) for x in lines) + "\n{not json\n")
-    cmds, cwd = L.commands_from_transcript(p)
+    cmds, cwd = C.commands_from_transcript(p)
     assert cwd == PROJECT and len(cmds) == 4  # the rejected call is neither failure nor success
     fixes = L.find_fixes(cmds, PROJECT)
     assert [(f["failed"], f["fix"], f["steps"], f["error"]) for f in fixes] == [
         ("pytest -q", "pytest -q", ["edit x.py"], "E ImportError: cannot import name 'x'")]
 
 
-def test_action_buffer_fallback() -> None:
+def test_action_buffer_fallback_proves_failures_never_successes() -> None:
+    """The buffer holds an exit status and three words, no output: a 0 proves nothing (the status may be
+    masked), so it teaches no fix and no playbook command; its failures still count."""
     actions = [{"tool": "Bash", "summary": "npm test", "outcome": "error", "exit": 1},
                {"tool": "Edit", "file": "/p/a.js", "outcome": "ok"},
                {"tool": "Bash", "summary": "npm test", "outcome": "ok", "exit": 0},
-               {"tool": "Bash", "summary": "npm run build [interrupted]", "outcome": "error"}]
-    cmds = L.commands_from_actions(actions)
-    assert len(cmds) == 3
-    [fix] = L.find_fixes(cmds, PROJECT)
-    assert fix["error"] == "exit 1" and fix["steps"] == ["edit a.js"]
+               {"tool": "Bash", "summary": "npm run build [interrupted]", "outcome": "error"},
+               {"tool": "Bash", "summary": "npm run lint", "outcome": "skipped", "verdict": "cancelled"}]
+    cmds = C.commands_from_actions(actions)
+    assert len(cmds) == 3 and [c.failed for c in cmds] == [True, False, False] and not cmds[2].ok
+    assert L.find_fixes(cmds, PROJECT) == []
+    lessons = L.analyse(cmds, PROJECT)
+    assert lessons["playbook"] == [] and [f["error"] for f in lessons["failures"]] == ["exit 1"]
 
 
 def test_fixes_are_stored_indexed_and_idempotent(home: Path) -> None:
@@ -166,7 +181,7 @@ def test_fixes_are_stored_indexed_and_idempotent(home: Path) -> None:
 # ---------------------------------------------------------------- (b) the playbook
 
 
-def session(*extra: L.Command) -> list[L.Command]:
+def session(*extra: C.Command) -> list[C.Command]:
     return [ok("git status"), ok("ls"), ok("cat setup.cfg"), *extra]
 
 
@@ -179,9 +194,9 @@ def test_playbook_needs_two_sessions_and_ignores_noise(home: Path) -> None:
     r = L.learn_session(home, "s2", PROJECT, s2)
     assert sorted(r["playbook"]) == ["pytest -q", "ruff check lib"]
     assert L.learn_session(home, "s2", PROJECT, s2)["procedures_added"] == []  # idempotent
-    lines = L.session_lines(home, PROJECT)
+    lines = P.session_lines(home, PROJECT)
     assert lines == ["- Playbook: test `pytest -q`; lint `ruff check lib`"]
-    assert L.session_lines(home, "/other/project") == []  # project-scoped
+    assert P.session_lines(home, "/other/project") == []  # project-scoped
 
 
 def test_trivial_sessions_teach_nothing(home: Path) -> None:
@@ -195,7 +210,7 @@ def test_trivial_sessions_teach_nothing(home: Path) -> None:
 
 
 def test_recurring_failure_becomes_one_gap(home: Path) -> None:
-    def sess(path: str) -> list[L.Command]:
+    def sess(path: str) -> list[C.Command]:
         return session(bad("docker compose up", f"Error: open {path}/.env: no such file or directory"),
                        bad("npm run e2e", f"Error: {path.split('/')[1]} differs each time"), ok("make"))
 
@@ -210,9 +225,9 @@ def test_recurring_failure_becomes_one_gap(home: Path) -> None:
 def test_session_lines_fit_the_cap(home: Path) -> None:
     for sid in ("s1", "s2"):
         cmds = session(ok("pnpm test"), *(c for i in range(6) for c in (
-            bad(f"~/bin/tool{i}.sh go", f"Error: failure number {i} " + "x" * 80), ok(f"~/bin/tool{i}.sh go --force"))))
+            bad(f"~/bin/tool{i}.sh go", f"Error: failure number {i} " + "x" * 80), ok(f"~/bin/tool{i}.sh go --retry"))))
         L.learn_session(home, sid, PROJECT, cmds)
-    lines = L.session_lines(home, PROJECT, max_chars=500)
+    lines = P.session_lines(home, PROJECT, max_chars=500)
     assert lines[0] == "- Playbook: test `pnpm test`"
     assert 2 <= len(lines) < 7 and sum(len(x) + 1 for x in lines) <= 500
     assert all("\n" not in x for x in lines)
@@ -228,37 +243,51 @@ def real(name: str) -> Path:
     return found[0]
 
 
-# What a person reading each transcript names (see docs/benchmarks.md, "Zero-token learners").
-REAL_FIXES = {
-    "SWORDIntel__claude-backups__fb4f7a6e": ["gcc ultra_hybrid_enhanced", "cp"],
-    "njdamstra__claude-code-config": ["wt-dispatcher.sh create", "wt-dispatcher.sh cleanup",
-                                       "wt-full-dispatcher.sh switch", "migrate-feature-prefix.sh"],
-}
-REAL_PLAYBOOK = {
-    "SantiagoCoronado__pragma-web-design-test": {"pnpm test": "test", "pnpm build": "build",
-                                                 "npx tsc --noEmit": "lint"},
-    "SWORDIntel__claude-backups__9ef4f65f": {"python3 test-agent-registration.py": "test"},
-    "SWORDIntel__claude-backups__fb4f7a6e": {"cd agents/src/c && make all": "build"},
-}
+def _labelled() -> list[tuple[dict[str, Any], list[C.Command], str | None]]:
+    from bench.lessons import labels
+
+    if not TRANSCRIPTS.is_dir():
+        pytest.skip(f"no transcripts in {TRANSCRIPTS}")
+    return [(lb, *C.commands_from_transcript(TRANSCRIPTS / lb["file"])) for lb in labels()]
 
 
-@pytest.mark.parametrize("name", sorted(REAL_FIXES))
-def test_real_transcript_fixes(name: str) -> None:
-    cmds, cwd = L.commands_from_transcript(real(name))
-    keys = {f["key"] for f in L.find_fixes(cmds, cwd)}
-    assert set(REAL_FIXES[name]) <= keys
+def test_real_sessions_teach_true_fixes_and_most_of_the_useful_ones() -> None:
+    """Against the labels of what really happened (tests/fixtures/transcripts/labels): of the fixes the
+    learner would teach, at most 1 in 10 names a call that did not fail or a fix that did not work, none
+    is one the labels call destructive, and at least half of the useful fixes a reader found are taught."""
+    from bench.lessons import judge_fix, missed
+
+    judged: list[str] = []
+    useful = lost = 0
+    for label, cmds, cwd in _labelled():
+        taught = [f["calls"] for f in L.find_fixes(cmds, cwd) if not teachable.refusal(f)]
+        judged += [judge_fix(f, label) for f in taught]
+        useful += sum(1 for x in label["fixes"] if x.get("useful") and not x.get("destructive"))
+        lost += len(missed(taught, label))
+    assert len(judged) >= 10 and "unsafe" not in judged
+    assert judged.count("false") * 10 <= len(judged), judged
+    assert (useful - lost) * 2 >= useful, (useful, lost)
 
 
-@pytest.mark.parametrize("name", sorted(REAL_PLAYBOOK))
-def test_real_transcript_playbook(name: str, home: Path) -> None:
-    path = real(name)
-    L.learn_transcript(home, "first", path)
-    report = L.learn_transcript(home, "second", path)  # the same commands in a second session promote
-    cmds, cwd = L.commands_from_transcript(path)
-    found = {p["command"]: p["class"] for p in L.analyse(cmds, cwd)["playbook"]}
-    for cmd, cls in REAL_PLAYBOOK[name].items():
-        assert found.get(cmd) == cls and cmd in report["playbook"]
-    assert L.learn_transcript(home, "second", path)["procedures_added"] == []
+def test_real_sessions_playbook_candidates_really_worked() -> None:
+    """Every command a session offers the playbook (before it is seen in a second session) is one whose
+    call really worked, and most of the playbook commands a reader found are among them."""
+    want = found = 0
+    for label, cmds, cwd in _labelled():
+        offered = L.analyse(cmds, cwd)["playbook"]
+        assert all(label["commands"][p["call"]]["verdict"] == "ok" for p in offered), label["file"]
+        shown = {p["command"] for p in offered}
+        book = {c.display(cwd, whole=False) for c in cmds if c.cid in {x["id"] for x in label["playbook"]}}
+        want, found = want + len(book), found + len(book & shown)
+    assert want >= 10 and found * 3 >= want * 2, (found, want)
+
+
+def test_a_replayed_session_does_not_promote_its_own_commands(home: Path) -> None:
+    """A resumed or replayed transcript repeats its calls: the same calls under another session id are
+    not a second verification, so nothing is promoted to the playbook."""
+    label, cmds, cwd = next(x for x in _labelled() if x[0]["playbook"])
+    L.learn_session(home, "first", cwd, cmds)
+    assert L.learn_session(home, "again", cwd, cmds)["playbook"] == []
 
 
 def test_every_real_transcript_is_read_quickly() -> None:
@@ -269,6 +298,99 @@ def test_every_real_transcript_is_read_quickly() -> None:
         pytest.skip(f"no transcripts in {TRANSCRIPTS}")
     for f in files:
         t = time.perf_counter()
-        cmds, _ = L.commands_from_transcript(f)
+        cmds, _ = C.commands_from_transcript(f)
         L.analyse(cmds, "/p")
         assert cmds and time.perf_counter() - t < 2.0
+
+
+# ---------------------------------------------------------------- lessons you can trust
+
+
+def test_a_command_is_kept_as_typed() -> None:
+    c = ok("cd /work/proj && make -j$(nproc) all 2>&1 | tail -5")
+    assert c.display(PROJECT) == "make -j$(nproc) all" and c.key == "make all"
+
+
+@pytest.mark.parametrize(("fix", "why"), [
+    ("~/bin/wt.sh cleanup feat --force", "--force"),
+    ("git push -f origin main", "git -f"),
+    ("git reset --hard origin/main", "--hard"),
+    ("rm -rf .claude.backup && ~/bin/wt.sh cleanup feat", "rm -r"),
+])
+def test_a_fix_that_forces_past_a_safety_check_is_never_taught(home: Path, fix: str, why: str) -> None:
+    cmds = [bad("~/bin/wt.sh cleanup feat", "❌ Error: Worktree has uncommitted changes"), ok(fix)]
+    if fix.startswith("git"):
+        cmds = [bad(fix.replace(" -f", "").replace(" --hard", ""), "error: failed to push some refs"), ok(fix)]
+    report = L.learn_session(home, "s1", PROJECT, cmds)
+    assert report["procedures_added"] == [] and procedures(home) == []
+    assert why in report["refused"][0]["why"]
+
+
+def test_node_modules_is_not_the_users_data(home: Path) -> None:
+    cmds = [bad("npm test", "Error: Cannot find module 'jest'"), ok("rm -rf node_modules && npm install"),
+            ok("npm test -- --ci")]
+    assert len(L.learn_session(home, "s1", PROJECT, cmds)["procedures_added"]) == 1
+
+
+def test_a_fix_tied_to_a_one_off_value_is_not_taught(home: Path) -> None:
+    cmds = [bad("gh pr checks 4812", "no checks reported on the 'fix-x' branch"), ok("gh pr checks 4812 --watch")]
+    report = L.learn_session(home, "s1", PROJECT, cmds)
+    assert report["procedures_added"] == [] and "4812" in report["refused"][0]["why"]
+
+
+def test_another_target_or_a_plain_retry_is_not_a_fix() -> None:
+    assert L.find_fixes([bad("npm info left-pad-x", "404 Not Found"), ok("npm info left-pad")], PROJECT) == []
+    assert L.find_fixes([bad("make", "error: x"), ok("make")], PROJECT) == []
+    # the user's reply between a failure and the same command again is a step (they fixed something)
+    [fix] = L.find_fixes([bad("brew install gh", "Error: You have not agreed to the Xcode license"),
+                          C.Command("", True, note=C.USER_STEP), ok("brew install gh")], PROJECT)
+    assert fix["steps"] == [C.USER_STEP]
+
+
+def test_a_success_with_a_warning_of_something_missing_proves_no_fix() -> None:
+    from sophia import evidence
+
+    warned = C.Command("./setup.sh", evidence.judge("./setup.sh", "⚠️ Warning: config.yml not found\ndone",
+                                                     is_error=False), cid="toolu_w")
+    assert warned.ok and warned.evidence.doubt
+    assert L.find_fixes([bad("./setup.sh", "Error: no config"), ok("touch config.yml"), warned], PROJECT) == []
+
+
+def test_a_procedure_keeps_its_evidence_and_its_confidence_moves(home: Path) -> None:
+    fail, fix = bad("npm test", "Error: Cannot find module 'jest'"), ok("npm test -- --ci")
+    L.learn_session(home, "s1", PROJECT, [fail, ok("npm install"), fix])
+    [item] = fixes(home)
+    meta = item["meta"]
+    assert meta["evidence"][0]["session"] == "s1" and meta["evidence"][0]["calls"] == {
+        "failed": [fail.cid], "fixed": fix.cid}
+    assert (meta["successes"], meta["failures"], meta["status"]) == (1, 0, "active") and meta["confidence"] == 0.667
+    L.learn_session(home, "s2", PROJECT, [ok("git pull"), ok("npm test -- --ci"), ok("ls")])  # works again
+    assert fixes(home)[0]["meta"]["confidence"] == 0.75
+    assert [p["text"] for p in procedures(home) if p["meta"]["category"] == "playbook"] == [
+        "project playbook (test): `npm test -- --ci`"]  # proven by two calls in two sessions
+    later = {sid: [ok("git pull"), bad("npm test -- --ci", "Error: 3 tests failed")] for sid in ("s3", "s4")}
+    for sid, cmds in later.items():  # the fix fails later: demoted, said to be unreliable, off SessionStart
+        L.learn_session(home, sid, PROJECT, cmds)
+    [item] = fixes(home)
+    assert item["meta"]["status"] == "demoted" and item["text"].startswith(P.UNRELIABLE)
+    assert not any(item["id"] in line for line in P.session_lines(home, PROJECT))
+    L.learn_session(home, "s4", PROJECT, later["s4"])
+    assert fixes(home)[0]["meta"]["failures"] == 2  # the same session again (the same calls) counts nothing
+    L.learn_session(home, "s5", PROJECT, [ok("git pull"), bad("npm test -- --ci", "Error: 3 tests failed")])
+    [item] = fixes(home)
+    assert item["meta"]["status"] == "retired"
+    from sophia.index import db
+
+    conn = db.connect(home)
+    try:
+        assert conn.execute("SELECT 1 FROM items WHERE id = ?", (item["id"],)).fetchone() is None
+    finally:
+        conn.close()
+
+
+def test_a_failure_fixed_in_its_session_opens_no_gap(home: Path) -> None:
+    for sid in ("s1", "s2"):
+        report = L.learn_session(home, sid, PROJECT, session(
+            bad("docker compose up", "Error: open /a/.env: no such file or directory"), ok("cp .env.example .env"),
+            ok("docker compose up -d")))
+        assert report["gaps_added"] == []

@@ -88,12 +88,14 @@ _QUOTED = re.compile(r"'[^']*'|\"(?:\\.|[^\"\\])*\"")
 _OPS = re.compile(r"\|\||&&|\|&|[|;&\n]")
 _ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _REDIR_AMP = re.compile(r"\d*>&\d*-?|&>>?")
+_MATCHERS = frozenset(["grep", "egrep", "fgrep", "rg", "ag"])  # exit 1: nothing matched, not an error
 _RUNNERS = frozenset(["npx", "pnpx", "bunx", "uvx"])
 # programs whose job is to print: exit 0 with nothing printed does not show they did their work
 _EXPECT_OUTPUT = frozenset(["python", "python3", "node", "ruby", "perl", "php", "deno", "bun", "tsx", "ts-node"])
 # programs that always print: nothing printed means the shell may not have run the command at all
 _ALWAYS_PRINT = frozenset(["echo", "printf", "pwd", "wc", "date", "whoami", "uname", "ping", "id", "hostname", "nproc"])
-_CLIENT_NOTES = re.compile(r"^(?:\(Bash completed with no output\)|Shell cwd was reset to .*|<persisted-output>)$")
+_CLIENT_NOTES = re.compile(r"^(?:\(Bash completed with no output\)|Shell cwd was reset to .*|<persisted-output>|"
+                           r"\[rerun: \w+\])$")
 _PREP = frozenset(["cd", "pushd", "popd", "export", "set", "source", ".", "unset", "alias", "mkdir", "echo", "printf"])
 
 
@@ -132,7 +134,7 @@ def shape(command: str, *, background: bool = False) -> dict[str, Any]:
     bg = background or bool(re.search(r"(?<![&|])&\s*$", text))
     parts, ops = _OPS.split(text), _OPS.findall(text)
     segs = [_programs(p) for p in parts]
-    out: dict[str, Any] = {"mask": None, "bg": bg, "to_file": to_file, "reader": all(_is_reader(s) for s in segs if s),
+    out: dict[str, Any] = {"mask": None, "bg": bg, "to_file": to_file, "last": next((s[0] for s in reversed(segs) if s), ""), "reader": all(_is_reader(s) for s in segs if s),
                            "progs": list(dict.fromkeys(s[0] for s in segs if s))[:8]}
     pipefail = bool(re.search(r"\bset\s+-[a-z]*o\s*pipefail\b|\bset\s+-o\s+pipefail\b", text))
     for i, op in enumerate(ops):
@@ -172,8 +174,10 @@ _SUCCESS_LINES = re.compile(
     r"build successful|compiled successfully|\bbuilt in \d|finished (?:`?\w+`? )?(?:profile|release|dev)\b|"
     r"all (?:checks|tests) passed|found 0 errors|0 errors|✓|✔|✅|done in \d|^to \S+\s*$|\d+ files? changed|"
     r"\b(?:added|installed|removed|changed|audited) \d+ packages?\b|^\s*\+ [\w.-]+==\S+|already up.to.date|"
-    r"^up to date\b|requirement already satisfied",
+    r"^up to date\b|requirement already satisfied|prerendered as static content|^route \((?:app|pages)\)",
     re.I | re.M)
+_DOUBT = re.compile(r"(?:⚠|\bwarn(?:ing)?\b).*(?:\bnot found\b|\bmissing\b|\bno such\b|\bdoes(?: not|n't) exist\b)",
+                    re.I)
 _LINE_CAP = 400
 
 
@@ -203,12 +207,15 @@ def _proof(lines: list[str]) -> list[str]:
 
 
 class Evidence:
-    """A call's verdict (one of :data:`VERDICTS`), why in a few words, and the output lines that prove it."""
+    """A call's verdict (one of :data:`VERDICTS`), why in a few words, and the output lines that prove it;
+    ``doubt``: for an ``ok``, a line that casts doubt on it (a warning that something it needed was not
+    found): enough for an ok, not enough to prove a fix."""
 
-    __slots__ = ("verdict", "reason", "proof", "exit")
+    __slots__ = ("verdict", "reason", "proof", "exit", "doubt")
 
-    def __init__(self, verdict: str, reason: str, proof: list[str] | None = None, exit: int | None = None) -> None:
-        self.verdict, self.reason, self.proof, self.exit = verdict, reason, proof or [], exit
+    def __init__(self, verdict: str, reason: str, proof: list[str] | None = None, exit: int | None = None,
+                 doubt: str | None = None) -> None:
+        self.verdict, self.reason, self.proof, self.exit, self.doubt = verdict, reason, proof or [], exit, doubt
 
     @property
     def ok(self) -> bool:
@@ -251,10 +258,12 @@ def judge(command: str | dict[str, Any], output: str, *, is_error: bool, interru
         return Evidence(FAILED, "exit 0, but the output reports a failure" + (f" (status masked by {sh['mask']})"
                                                                                 if sh.get("mask") else ""),
                         _proof(failures[-PROOF_LINES:] if _summary_last(failures) else failures), 0)
+    doubt = None if sh.get("reader") else next((ln[:PROOF_CHARS] for ln in lines if _DOUBT.search(ln[:_LINE_CAP])), None)
     if sh.get("mask") and not sh.get("reader"):
         wins = [ln for ln in lines if _SUCCESS_LINES.search(ln[:_LINE_CAP])]
         if wins:
-            return Evidence(OK, f"status masked by {sh['mask']}, the output shows success", _proof(wins[-PROOF_LINES:]), 0)
+            return Evidence(OK, f"status masked by {sh['mask']}, the output shows success", _proof(wins[-PROOF_LINES:]),
+                            0, doubt)
         if not lines and sh["mask"].startswith("| ") and SILENT_CHECKERS & set(sh.get("progs") or []):
             return Evidence(OK, f"status masked by {sh['mask']}, and the checker printed nothing", [], 0)
         return Evidence(UNKNOWN, f"status masked by {sh['mask']} and the output shows neither success nor failure")
@@ -262,7 +271,7 @@ def judge(command: str | dict[str, Any], output: str, *, is_error: bool, interru
         return Evidence(UNKNOWN, "nothing printed, though the command always prints: it may not have run")
     if not lines and _runs_a_script(sh):
         return Evidence(UNKNOWN, "exit 0 with no output: nothing shows the script did its work")
-    return Evidence(OK, "exit 0", _proof(lines[-1:]), 0)
+    return Evidence(OK, "exit 0", _proof(lines[-1:]), 0, doubt)
 
 
 def _runs_a_script(sh: dict[str, Any]) -> bool:
@@ -282,6 +291,8 @@ def _judge_error(text: str, lines: list[str], sh: dict[str, Any]) -> Evidence:
     body = lines[1:] if lines and _EXIT_HEAD.match(lines[0]) else lines
     if _TIMED_OUT.match(text.lstrip()):
         return Evidence(FAILED, "timed out", _proof(lines[:1]), code)
+    if code in (1, None) and sh.get("last") in _MATCHERS and not [ln for ln in body if ln.lower() != "error"]:
+        return Evidence(UNKNOWN, f"{sh['last']} matched nothing (exit 1)", [], code)
     failures = _failure_lines(body, False, list(sh.get("progs") or []))
     return Evidence(FAILED, f"exit {code}" if code is not None else "the client reported an error",
                     _proof(failures or body[-1:] or lines[:1]), code)

@@ -109,7 +109,7 @@ def command_lessons(home: Path, project: str | None, max_chars: int) -> list[str
     at most. The learners' module is imported only when there are procedures to show."""
     if not project or not paths.memory_dir(home).joinpath("procedures.json").is_file():
         return []
-    from sophia.learning.learners import session_lines
+    from sophia.learning.procedures import session_lines
 
     return session_lines(home, project, max_chars=max(200, min(MAX_LESSON_CHARS, max_chars // 4)))
 
