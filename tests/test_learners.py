@@ -394,3 +394,29 @@ def test_a_failure_fixed_in_its_session_opens_no_gap(home: Path) -> None:
             bad("docker compose up", "Error: open /a/.env: no such file or directory"), ok("cp .env.example .env"),
             ok("docker compose up -d")))
         assert report["gaps_added"] == []
+
+
+def test_procedures_an_older_kit_taught_that_force_past_a_check_are_retired_once(home: Path) -> None:
+    """A store from before these rules (no evidence, no status) held `cleanup X --force worked`: the sweep
+    retires it (out of the index, kept in the file with why) and keeps the sound one; once per rules."""
+    from sophia.memory import indexing
+    from sophia.memory.files import make_item, update_items
+
+    old = [make_item("proc_old_force", "procedure", "when `wt.sh cleanup feat` fails with `uncommitted changes`, "
+                     "`wt.sh cleanup feat --force` worked", project=PROJECT,
+                     meta={"category": "error_fix", "learner": "zero_token", "failed": "wt.sh cleanup feat",
+                           "procedure_steps": ["wt.sh cleanup feat --force"]}),
+           make_item("proc_old_ok", "procedure", "when `npm test` fails with `x`, `npm test -- --ci` worked",
+                     project=PROJECT, meta={"category": "error_fix", "learner": "zero_token", "failed": "npm test",
+                                            "procedure_steps": ["npm install", "npm test -- --ci"]})]
+    with update_items("procedures", home) as items:
+        items.extend(old)
+    indexing.upsert(old, home)
+    assert P.sweep(home) == ["proc_old_force"]
+    status = {p["id"]: p["meta"].get("status", "active") for p in procedures(home)}
+    assert status == {"proc_old_force": "retired", "proc_old_ok": "active"}
+    assert not any("proc_old_force" in line for line in P.session_lines(home, PROJECT))
+    from sophia.index import search
+
+    assert [r["id"] for r in search.recall("cleanup feat force", home=home)] == []
+    assert P.sweep(home) == []  # once per version of the rules

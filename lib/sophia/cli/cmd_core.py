@@ -39,6 +39,12 @@ def init(json_out: JsonOpt = False) -> None:
     notes: list[str] = []
     created = init_tree(home, notes)
     secure_tree(home)
+    from ..learning.procedures import sweep
+
+    retired = sweep(home)  # procedures an older kit learned that would not be taught now
+    if retired:
+        notes.append(f"retired {len(retired)} learned procedure(s) that force past a safety check or are tied "
+                     "to a one-off value")
     if json_out:
         emit_json({"home": str(home), "created": created, "migration_notes": notes})
         return

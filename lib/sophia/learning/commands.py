@@ -80,7 +80,7 @@ def _tokens(cmd: str) -> list[str]:
     return [_HELD.sub(lambda m: kept[int(m.group(1))], w) for w in words] if kept else words
 
 
-def _segments(cmd: str) -> list[list[str]]:
+def segments(cmd: str) -> list[list[str]]:
     """The commands of a chain that run for their own sake: ``a && b; c`` -> a, b, c. What a pipe
     feeds (``| head``), a fallback (``|| true``) and redirections are output plumbing: dropped."""
     out: list[list[str]] = []
@@ -179,7 +179,7 @@ class Command:
         self.raw, self.error, self.chain, self.edit, self.cid, self.note = raw, error, chain, edit, cid, note
         self.evidence = ok if isinstance(ok, evidence.Evidence) else \
             evidence.Evidence(evidence.OK if ok else evidence.FAILED, "given")
-        self.segs = [] if edit or note else _segments(raw)
+        self.segs = [] if edit or note else segments(raw)
         self.main = _main_segment(self.segs)
         self.key = command_key(self.main) if self.main and not _inline(self.main) else None
 

@@ -249,6 +249,7 @@ def learn_session(home: Path, session_id: str, project: str | None, cmds: list[C
     if lessons["trivial"] or not project:
         return report
     stamp, source = at or iso(), source_id or session_id
+    report["retired_by_rules"] = procedures.sweep(home)
     report.update(procedures.reverify(home, project, cmds))
     promoted, recurring = _count_session(home, project, session_id, lessons)
     items = [procedures.fix_item(f, project, source, session_id, stamp)

@@ -171,6 +171,39 @@ def reverify(home: Path, project: str, cmds: list[Command]) -> dict[str, list[st
     return {k: [p["id"] for p in moved if p["meta"]["status"] == k] for k in ("demoted", "retired")}
 
 
+def sweep(home: Path) -> list[str]:
+    """Procedures learned before the rules of :mod:`.teachable` (or under older ones) that those rules
+    refuse now (a forced fix, a command the guardian stops, a one-off value) are retired, once per
+    version of the rules (``learning/taught.json``). Returns the ids retired."""
+    from ..atomic import write_json_atomic
+    from ..memory.files import update_items
+    from . import teachable
+    from .commands import segments
+
+    marker = home / "learning" / "taught.json"
+    try:
+        done = read_json(marker, default={}) or {}
+    except (SophiaError, OSError, ValueError):
+        done = {}
+    if isinstance(done, dict) and done.get("rules") == teachable.RULES_VERSION:
+        return []
+    retired: list[dict[str, Any]] = []
+    with update_items("procedures", home) as items:
+        for proc in items:
+            meta = proc.get("meta") or {}
+            if meta.get("learner") != "zero_token" or meta.get("status") == "retired":
+                continue
+            steps = [s for s in meta.get("procedure_steps") or [] if isinstance(s, str) and not s.startswith("edit ")]
+            why = next((w for s in steps if (w := teachable.damage(segments(s), s, proc.get("project")))), None)
+            why = why or teachable.one_off(" ".join([*steps, str(meta.get("failed") or "")]))
+            if why:
+                meta["status"], meta["retired_why"] = "retired", why
+                retired.append(proc)
+    _reindex(home, retired)
+    write_json_atomic(marker, {"rules": teachable.RULES_VERSION})
+    return [p["id"] for p in retired]
+
+
 # ---------------------------------------------------------------- SessionStart
 
 

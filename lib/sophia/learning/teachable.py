@@ -20,6 +20,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+RULES_VERSION = 1  # raise when what may be taught changes: stored procedures are judged again (procedures.sweep)
+
 # long options that force past a check, for any program
 FORCE_LONG = re.compile(r"^--(?:force(?:-[a-z-]+)?|no-verify|hard|unsafe[a-z-]*|skip-(?:checks|verify|hooks)|"
                         r"allow-unrelated-histories|overwrite|delete-branch)$")
