@@ -20,7 +20,7 @@ import pytest
 from conftest import LIB, set_config, wait_for
 from sophia import paths
 from sophia.atomic import read_json, write_json_atomic
-from sophia.learning import headless, ledger, queue, worker
+from sophia.learning import headless, ledger, queue, seal, worker
 from sophia.state import init_tree
 
 FAKE = """#!{python}
@@ -32,7 +32,7 @@ n = (int(open(calls).read()) if os.path.exists(calls) else 0) + 1
 open(calls, "w").write(str(n))
 with open(os.path.join(d, "log"), "a") as f:
     f.write(json.dumps({{"n": n, "pid": os.getpid(), "ppid": os.getppid(), "guard": os.environ.get("SOPHIA_HOOK_GUARD"),
-                        "args": sys.argv[1:], "start": time.time()}}) + "\\n")
+                        "args": sys.argv[1:], "start": time.time(), "cwd": os.getcwd()}}) + "\\n")
 mode = os.environ.get("FAKE_MODE", "ok")
 time.sleep(float(os.environ.get("FAKE_SLEEP", "0")))
 if mode == "sleep_first" and n == 1:
@@ -88,6 +88,12 @@ def calls(home: Path) -> list[dict[str, Any]]:
     return [json.loads(x) for x in log.read_text().splitlines()] if log.exists() else []
 
 
+def sealed(args: list[str], s3: tuple[str, ...]) -> bool:
+    """The run carries the seal for a stage that may run ``s3 <each of s3>`` (and reaches no extra folder)."""
+    want = seal.args(s3)
+    return "--add-dir" not in args and any(args[i:i + len(want)] == want for i in range(len(args)))
+
+
 def settings(home: Path, **kw: Any) -> worker.Settings:
     kw.setdefault("backoffs", (0.01, 0.01))
     kw.setdefault("max_wait", 5.0)
@@ -135,9 +141,11 @@ def test_a_job_runs_both_stages_and_the_ledger_records_its_cost(home: Path) -> N
     assert [("STAGE=extract" in c["args"][1]) for c in runs] == [True, False]
     assert all(c["guard"] == "1" for c in runs)
     args = runs[0]["args"]
-    assert json.loads(args[args.index("--settings") + 1]) == {"disableAllHooks": True}
     assert "--no-session-persistence" in args and args[args.index("--output-format") + 1] == "json"
-    assert "/t/a.jsonl" in args[1] and "Bash(s3 recall:*)" in runs[1]["args"][runs[1]["args"].index("--allowedTools") + 1]
+    assert "/t/a.jsonl" in args[1]
+    assert sealed(args, ()) and sealed(runs[1]["args"], ("recall", "list"))  # extract: no tool; reflect: s3 recall/list
+    cwds = [Path(c["cwd"]) for c in runs]  # each stage ran in a fresh folder of its own, removed afterwards
+    assert cwds[0] != cwds[1] and all(d.name.startswith("sophia-stage-") and not d.exists() for d in cwds)
     texts = memory_texts(home)
     assert "fake fact from call 1" in texts and "run the tests first (call 2)" in texts
     es = ledger.entries(home)
