@@ -61,7 +61,7 @@ class Stage:
 _STAGE = {s.name: s for s in (
     Stage("extract", "extraction"),  # the condensed session is in the prompt
     Stage("reflect", "reflection", ("recall", "list")),  # compares with past episodes and kept rules
-    Stage("consolidate", "consolidation", ("list",)),  # the clusters are in the prompt; the kept rules
+    Stage("consolidate", "consolidation", ("list",)),  # the clusters are in the prompt; it lists kept rules
     Stage("audit", "guardian"),  # a tier-3 audit: the call is in the prompt, it runs nothing
 )}
 STAGES: dict[str, tuple[Stage, ...]] = {kind: tuple(_STAGE[n] for n in names)
