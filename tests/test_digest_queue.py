@@ -12,6 +12,8 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +22,7 @@ import pytest
 from conftest import LIB, set_config, wait_for
 from sophia import paths
 from sophia.atomic import read_json, write_json_atomic
-from sophia.learning import headless, ledger, queue, worker
+from sophia.learning import headless, ledger, queue, seal, worker
 from sophia.state import init_tree
 
 FAKE = """#!{python}
@@ -32,7 +34,7 @@ n = (int(open(calls).read()) if os.path.exists(calls) else 0) + 1
 open(calls, "w").write(str(n))
 with open(os.path.join(d, "log"), "a") as f:
     f.write(json.dumps({{"n": n, "pid": os.getpid(), "ppid": os.getppid(), "guard": os.environ.get("SOPHIA_HOOK_GUARD"),
-                        "args": sys.argv[1:], "start": time.time()}}) + "\\n")
+                        "args": sys.argv[1:], "start": time.time(), "cwd": os.getcwd()}}) + "\\n")
 mode = os.environ.get("FAKE_MODE", "ok")
 time.sleep(float(os.environ.get("FAKE_SLEEP", "0")))
 if mode == "sleep_first" and n == 1:
@@ -88,6 +90,12 @@ def calls(home: Path) -> list[dict[str, Any]]:
     return [json.loads(x) for x in log.read_text().splitlines()] if log.exists() else []
 
 
+def sealed(args: list[str], s3: tuple[str, ...]) -> bool:
+    """The run carries the seal for a stage that may run ``s3 <each of s3>`` (and reaches no extra folder)."""
+    want = seal.args(s3)
+    return "--add-dir" not in args and any(args[i:i + len(want)] == want for i in range(len(args)))
+
+
 def settings(home: Path, **kw: Any) -> worker.Settings:
     kw.setdefault("backoffs", (0.01, 0.01))
     kw.setdefault("max_wait", 5.0)
@@ -135,9 +143,11 @@ def test_a_job_runs_both_stages_and_the_ledger_records_its_cost(home: Path) -> N
     assert [("STAGE=extract" in c["args"][1]) for c in runs] == [True, False]
     assert all(c["guard"] == "1" for c in runs)
     args = runs[0]["args"]
-    assert json.loads(args[args.index("--settings") + 1]) == {"disableAllHooks": True}
     assert "--no-session-persistence" in args and args[args.index("--output-format") + 1] == "json"
-    assert "/t/a.jsonl" in args[1] and "Bash(s3 recall:*)" in runs[1]["args"][runs[1]["args"].index("--allowedTools") + 1]
+    assert "/t/a.jsonl" in args[1]
+    assert sealed(args, ()) and sealed(runs[1]["args"], ("recall", "list"))  # extract: no tool; reflect: s3 recall/list
+    cwds = [Path(c["cwd"]) for c in runs]  # each stage ran in a fresh folder of its own, removed afterwards
+    assert cwds[0] != cwds[1] and all(d.name.startswith("sophia-stage-") and not d.exists() for d in cwds)
     texts = memory_texts(home)
     assert "fake fact from call 1" in texts and "run the tests first (call 2)" in texts
     es = ledger.entries(home)
@@ -315,6 +325,64 @@ def test_the_daily_cap_stops_jobs_and_says_so(home: Path, key: str, value: float
     (waiting,) = queue.jobs(home, ("pending",))
     assert waiting["reason"] == out["stopped"] and waiting["attempts"] == 0
     assert len(calls(home)) == 2
+
+
+@pytest.fixture
+def india(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """This process and the commands it runs in a +05:30 zone with no summer time (the caps' day is local)."""
+    monkeypatch.setenv("TZ", "IST-5:30")
+    time.tzset()
+    yield "IST-5:30"
+    monkeypatch.undo()
+    time.tzset()
+
+
+def test_s3_digest_list_says_when_a_job_the_cap_holds_will_run(home: Path, s3_env: dict[str, str], india: str) -> None:
+    """Text and JSON alike: the pending job waits for the daily cap until the next local midnight, and the
+    text keeps each job's state in brackets."""
+    from conftest import run_s3
+
+    s3_env["TZ"] = india
+    set_config(home, learning_daily_max_jobs=1)
+    queue.enqueue(home, "sess-1")
+    queue.enqueue(home, "sess-2")
+    assert worker.drain(settings(home))["stopped"].startswith(ledger.CAP_REACHED)
+    data = json.loads(run_s3(["digest", "list", "--json"], s3_env).stdout)
+    done, waiting = data["jobs"]
+    assert done["state"] == "done" and "deferred" not in done
+    d = waiting["deferred"]
+    assert d["cap"] == f"{ledger.CAP_REACHED}: 1 jobs today (learning_daily_max_jobs = 1)"
+    at = datetime.fromisoformat(d["runs_after"].replace("Z", "+00:00")).astimezone(timezone(timedelta(hours=5, minutes=30)))
+    assert (at.hour, at.minute) == (0, 0) and timedelta(0) < at - datetime.now(UTC) <= timedelta(days=1)
+    r = run_s3(["digest", "list"], s3_env)
+    assert r.returncode == 0, r.stderr
+    assert "- [done] session_sess-1 (1 attempts)" in r.stdout
+    assert (f"- [pending] session_sess-2 (0 attempts): waiting for the daily cap: 1 jobs today "
+            f"(learning_daily_max_jobs = 1); runs after {at:%Y-%m-%d} 00:00 IST, at the next session's end or "
+            "`s3 digest run`") in r.stdout.splitlines(), r.stdout
+    set_config(home, learning_daily_max_jobs=0)  # a cap of 0 never lifts at midnight
+    (waiting,) = [j for j in json.loads(run_s3(["digest", "list", "--json"], s3_env).stdout)["jobs"] if j.get("deferred")]
+    assert waiting["deferred"]["runs_after"] is None and "none runs while a cap is 0" in waiting["deferred"]["text"]
+    set_config(home, learning_daily_max_jobs=5)  # raised: the job the cap held may run now
+    r = run_s3(["digest", "list"], s3_env)
+    assert "- [pending] session_sess-2 (0 attempts, next try now): the daily cap held it before and allows it now" in r.stdout
+
+
+def test_s3_digest_list_text_shows_every_state(home: Path, s3_env: dict[str, str]) -> None:
+    """Rich would read "[pending]" as a style tag and print nothing of it."""
+    from conftest import run_s3
+
+    for i in range(4):
+        queue.enqueue(home, f"s{i}")
+    for i, state in ((1, "done"), (2, "parked")):
+        (job,) = [j for j in queue.jobs(home) if j["id"] == f"session_s{i}"]
+        queue.move(home, job, state, "gave up [bold]twice[/bold]" if state == "parked" else "")
+    assert queue.claim(home, kinds=None) is not None  # session_s0 is running
+    out = run_s3(["digest", "list"], s3_env).stdout
+    for line in ("- [running] session_s0 (1 attempts)", "- [done] session_s1 (0 attempts)",
+                 "- [parked] session_s2 (0 attempts): gave up [bold]twice[/bold]",
+                 "- [pending] session_s3 (0 attempts, next try now)"):
+        assert line in out.splitlines(), out
 
 
 def test_learning_off_runs_nothing(home: Path) -> None:

@@ -87,7 +87,7 @@ class ClaudeRun:
         env.update(self.extra_env)
         return env
 
-    def run(self, prompt: str, script: list[Step], *, allowed_tools: str = "Bash,Write,Edit,Read",
+    def run(self, prompt: str, script: list[Step], *, allowed_tools: str | None = "Bash,Write,Edit,Read",
             extra_args: list[str] | None = None, timeout: float = 120, model: ScriptedModel | None = None
             ) -> ClaudeResult:
         if not self.binary:
@@ -99,8 +99,8 @@ class ClaudeRun:
         if owns:
             server.start()
         try:
-            cmd = [self.binary, "-p", prompt, "--output-format", "json", "--allowedTools", allowed_tools,
-                   "--max-turns", "12", *(extra_args or [])]
+            allow = ["--allowedTools", allowed_tools] if allowed_tools is not None else []  # None: extra_args say
+            cmd = [self.binary, "-p", prompt, "--output-format", "json", *allow, "--max-turns", "12", *(extra_args or [])]
             proc = subprocess.run(cmd, cwd=self.project, env=self.env(server.base_url), capture_output=True,
                                   text=True, timeout=timeout, stdin=subprocess.DEVNULL)
         finally:

@@ -3,8 +3,9 @@
 The real ``claude`` client talks to whatever ``ANTHROPIC_BASE_URL`` names. Each POST to
 ``/v1/messages`` from the main agent loop (a request that offers tools) gets the next
 scripted reply; side requests (no tools: titles, summaries) get a short text reply and do
-not consume the script. Every request body is recorded so tests can assert what context
-the hooks injected.
+not consume the script. A run given no tool at all (``--tools ""``: a sealed digest stage) sends its main
+requests with an empty ``tools`` list: ``ScriptedModel(main=has_tools_field)`` counts those too. Every
+request body is recorded so tests can assert what context the hooks injected.
 
 A script step is one of:
 - ``{"text": "..."}``: an assistant text reply ending the turn;
@@ -26,10 +27,21 @@ from typing import Any
 Step = dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]]
 
 
+def offers_tools(body: dict[str, Any]) -> bool:
+    return bool(body.get("tools"))
+
+
+def has_tools_field(body: dict[str, Any]) -> bool:
+    """A main-loop request, tools or none (a run with ``--tools ""`` still sends ``"tools": []``)."""
+    return isinstance(body.get("tools"), list)
+
+
 class ScriptedModel:
-    def __init__(self, script: list[Step] | None = None, model: str = "claude-sonnet-4-5") -> None:
+    def __init__(self, script: list[Step] | None = None, model: str = "claude-sonnet-4-5",
+                 main: Callable[[dict[str, Any]], bool] = offers_tools) -> None:
         self.script: list[Step] = list(script or [])
         self.model = model
+        self.is_main = main
         self.requests: list[dict[str, Any]] = []  # every /v1/messages body, in order
         self.main_requests: list[dict[str, Any]] = []  # those that consumed (or asked for) a script step
         self._lock = threading.Lock()
@@ -68,7 +80,7 @@ class ScriptedModel:
     def next_step(self, body: dict[str, Any]) -> dict[str, Any]:
         with self._lock:
             self.requests.append(body)
-            if not body.get("tools"):
+            if not self.is_main(body):
                 return {"text": "OK."}
             self.main_requests.append(body)
             step: Step = self.script.pop(0) if self.script else {"text": "Done."}

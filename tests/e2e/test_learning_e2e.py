@@ -24,7 +24,7 @@ import pytest
 from tests.conftest import run_s3, wait_for
 
 from .harness import REPO, ClaudeRun
-from .model_server import ScriptedModel, request_text
+from .model_server import ScriptedModel, has_tools_field, request_text
 from .test_lifecycle_e2e import lifecycle_settings
 
 pytestmark = pytest.mark.e2e
@@ -133,7 +133,7 @@ def test_a_session_is_digested_by_itself_and_the_next_session_starts_with_its_le
     router = Router([bash(WORKS), bash("mkdir -p build"), {"text": "The tests pass."},  # session 0
                      bash(FAILS), bash(WORKS), {"text": "Fixed: the tests pass in importlib mode."},  # session 1
                      {"text": "Hello again."}])  # session 2
-    server = ScriptedModel([router] * 40).start()
+    server = ScriptedModel([router] * 40, main=has_tools_field).start()
     try:
         res = run.run("Run the widgets tests", [], model=server)
         assert res.returncode == 0, res.stderr

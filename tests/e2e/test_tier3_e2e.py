@@ -18,7 +18,7 @@ import pytest
 from tests.conftest import run_s3, wait_for
 
 from .harness import REPO, ClaudeRun
-from .model_server import ScriptedModel, request_text
+from .model_server import ScriptedModel, has_tools_field, request_text
 
 pytestmark = pytest.mark.e2e
 
@@ -58,7 +58,7 @@ def test_a_force_push_asked_in_a_real_session_is_audited_in_the_background(e2e: 
         "matcher": "Bash", "hooks": [{"type": "command", "command": str(HOOK), "timeout": 20}]}]}})
     router = Router([{"tool_use": [{"name": "Bash", "input": {"command": PUSH, "description": "force-push"}}]},
                      {"text": "I did not force-push."}])
-    server = ScriptedModel([router] * 10).start()
+    server = ScriptedModel([router] * 10, main=has_tools_field).start()
     digest_log = home / "logs" / "digest.log"
     try:
         res = e2e.run("Force-push my rebased payments branch", [], model=server)

@@ -140,7 +140,7 @@ def test_a_low_risk_ask_queues_nothing(home: Path) -> None:
 
 def test_the_worker_logs_the_verdict_and_s3_status_shows_it(home: Path, s3_env: dict[str, str]) -> None:
     """Learning stays off: the tier-3 switch alone lets the worker run audits, on learning_model, with
-    read-only tools; the verdict is validated and logged with the call, and counted in the ledger."""
+    no tool (sealed); the verdict is validated and logged with the call, and counted in the ledger."""
     set_tier3(home, True, learning_model="claude-haiku-4-5")
     ask(home, HIGH)
     log = paths.logs_dir(home) / "guardian_audits.jsonl"
@@ -153,7 +153,7 @@ def test_the_worker_logs_the_verdict_and_s3_status_shows_it(home: Path, s3_env: 
     (run,) = [json.loads(x) for x in (home.parents[1] / "fake" / "log").read_text().splitlines()]
     args = run["args"]
     assert args[args.index("--model") + 1] == "claude-haiku-4-5" and run["guard"] == "1"
-    assert args[args.index("--allowedTools") + 1] == "Read,Glob,Grep"
+    assert args[args.index("--tools") + 1] == "" and "--allowedTools" not in args  # no tool at all: the seal
     assert HIGH in args[1] and "Terminal creed" in args[1] and PROJECT in args[1]
     assert [e["stage"] for e in ledger.entries(home)] == ["audit"]
 

@@ -13,7 +13,7 @@ import re
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from .conftest import DOCKER_RULE, HOSTILE, HOSTILE_RULE, Server, s3, wait_gone
+from .conftest import DOCKER_RULE, HOSTILE, HOSTILE_RULE, Server, _set_config, s3, wait_gone
 
 
 def request(srv: Server, method: str, path: str, *, cookie: bool = True, host: str | None = None,
@@ -163,6 +163,12 @@ def test_retry_and_drop_a_digest_job(server: Server, state: dict[str, Any]) -> N
     jobs = json.loads(s3(["digest", "list", "--json"], env).stdout)["jobs"]
     assert jobs, "compact.sh queued no job"
     jid = jobs[0]["id"]
+    _set_config(state["home"], learning_daily_max_jobs=0)  # the caps hold it: the page says until when
+    try:
+        assert "waiting for the daily cap: 0 jobs today (learning_daily_max_jobs = 0); none runs while a cap is 0" \
+            in request(server, "GET", "/digests")[2]
+    finally:
+        _set_config(state["home"], learning_daily_max_jobs=20)
     page = request(server, "GET", f"/digests/{jid}/drop")[2]
     assert "Drop job" in page
     status, _, body = request(server, "POST", f"/digests/{jid}/drop", body={"csrf": csrf_of(page)})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -29,7 +29,8 @@ def _when(at: float) -> str:
 @digest_app.command("list")
 def list_jobs(json_out: JsonOpt = False) -> None:
     """List every digest job (pending, running, done, parked) with its attempts and reason, and today's
-    cost."""
+    cost. A pending job the daily caps hold says so and from when it may run (JSON: ``deferred``, with
+    ``runs_after`` in UTC)."""
     from ..config_defaults import load
     from ..learning import ledger, queue
     from ..paths import config_path
@@ -38,15 +39,35 @@ def list_jobs(json_out: JsonOpt = False) -> None:
     jobs = queue.jobs(home)
     cfg = load(config_path(home))[0]
     summary = ledger.summary(home, bool(cfg.get("learning_enabled")), cfg)
+    for j in jobs:
+        if j["state"] == "pending":
+            j["deferred"] = ledger.deferral(home, cfg, j["id"])
     if json_out:
         emit_json({"jobs": jobs, "summary": summary})
         return
     c = console()
-    c.print(ledger.summary_line(summary))
-    for j in jobs:
-        due = f", next try {_when(float(j.get('next_try_at') or 0))}" if j["state"] == "pending" else ""
-        reason = f": {j['reason']}" if j.get("reason") else ""
-        c.print(f"- [{j['state']}] {j['id']} ({j.get('attempts', 0)} attempts{due}){reason}")
+    c.print(ledger.summary_line(summary), markup=False)
+    for j in jobs:  # markup=False: "[pending]" is text, not a Rich style tag
+        c.print(f"- [{j['state']}] {j['id']} ({j.get('attempts', 0)} attempts{_due(j)}){_why(j)}", markup=False)
+
+
+def _due(job: dict[str, Any]) -> str:
+    if job["state"] != "pending" or job.get("deferred"):
+        return ""
+    return f", next try {_when(float(job.get('next_try_at') or 0))}"
+
+
+def _why(job: dict[str, Any]) -> str:
+    """The job's reason; for a pending job the caps hold, when it may run; a cap reason from an earlier
+    day, that it may run now."""
+    from ..learning.ledger import CAP_REACHED
+
+    if job.get("deferred"):
+        return f": {job['deferred']['text']}"
+    reason = str(job.get("reason") or "")
+    if job["state"] == "pending" and reason.startswith(CAP_REACHED):
+        return ": the daily cap held it before and allows it now (at the next session's end or `s3 digest run`)"
+    return f": {reason}" if reason else ""
 
 
 @digest_app.command("run")
@@ -64,14 +85,15 @@ def run(
     from ..learning import worker
 
     home = existing_home()
-    say = (lambda _msg: None) if json_out else (lambda msg: console().print(msg))
+    worker.s3_on_path(home)  # the reflect stage's `s3 recall` runs the kit's own s3, as in the detached worker
+    say = (lambda _msg: None) if json_out else (lambda msg: console().print(msg, markup=False))
     st = worker.Settings(home, prompt_dir=prompt_dir or worker.PROMPT_DIR, once=once, respect_switch=False, say=say)
     summary = worker.drain(st)
     if json_out:
         emit_json(summary)
     else:
         console().print(f"ran {summary['ran']}: {summary['done']} done, {summary['retry']} to retry, "
-                        f"{summary['parked']} parked; {summary['stopped']}")
+                        f"{summary['parked']} parked; {summary['stopped']}", markup=False)
     if summary["stopped"] == "another digest worker is running":
         raise typer.Exit(1)
 

@@ -8,7 +8,7 @@ jobs (:mod:`sophia.learning.audits`: one per exact call, by ``subject_sha``; the
 redacted call, never the raw command); the guardian never imports it.
 
 The worker runs a job like a digest stage (``audit``: ``prompts/audit.md``, the ``s3-guardian`` contract;
-read-only tools; ``learning_model``; counted against the learning daily caps) with :func:`audit_input` as
+no tools (the seal); ``learning_model``; counted against the learning daily caps) with :func:`audit_input` as
 its input, and :func:`apply` passes the answer to :func:`.audit.apply_guardian`: validated, logged to
 ``logs/guardian_audits.jsonl`` with the call it audited; :func:`audits` reads them back. Advice for the
 user: nothing here blocks or changes a hook's answer.

@@ -113,8 +113,9 @@ def _reflect(home: Path, episode_ids: list[str]) -> str:
     result = results / f"{task_id}.json"
     max_turns, timeout = cfg["reflection_max_turns"], cfg["reflection_timeout_seconds"]  # checked by load_config
     log(f"reflection: {task_id} started for {episode_ids} (pid {os.getpid()})", home, "reflection.log")
-    out = headless.run(build_prompt(home, episode_ids, task_id, result), home=home, max_turns=max_turns,
-                       timeout=timeout, allowed_tools="Read,Write,Glob,Grep", extra=agent_args())
+    out = headless.run(build_prompt(home, episode_ids, task_id, result), home=home, cwd=home, max_turns=max_turns,
+                       timeout=timeout, access=headless.unsealed("Read,Write,Glob,Grep", [str(home)]),
+                       extra=agent_args())
     if out.returncode is None:  # it never ran to an exit: no client, cannot start, timed out
         log(f"reflection: {task_id} skipped: {out.reason}", home, "reflection.log")
         return out.reason

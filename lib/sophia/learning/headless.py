@@ -1,10 +1,11 @@
 """One headless Claude Code run that cannot recurse, and what became of it. Stdlib only.
 
 Used by the digest worker and by the detached reflection (``hooks/reflect_runner.py``). The run
-gets ``SOPHIA_HOOK_GUARD=1`` (every Sophia hook exits at once when it sees it), ``--settings
-'{"disableAllHooks": true}'``, bounded ``--max-turns``, ``--no-session-persistence`` and
-``--output-format json``, whose single JSON object carries the answer (``result``), the cost
-(``total_cost_usd``) and the tokens (``usage``).
+gets ``SOPHIA_HOOK_GUARD=1`` (every Sophia hook exits at once when it sees it), bounded ``--max-turns``,
+``--no-session-persistence`` and ``--output-format json``, whose single JSON object carries the answer
+(``result``), the cost (``total_cost_usd``) and the tokens (``usage``). What it may read and run is the
+caller's ``access``: a digest stage's is the seal (:mod:`.seal`), run in a fresh empty folder; the
+detached reflection's is :func:`unsealed` (all hooks off, its tools, the home).
 
 A failure is named, never silent: :func:`run` returns a :class:`Outcome` whose ``reason`` says
 what went wrong in one line (no ``claude`` on PATH, not logged in, rate limited, timed out,
@@ -13,10 +14,12 @@ invalid output, an error exit).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -24,7 +27,7 @@ from ..redact import redact
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterator, Sequence
     from typing import Any
 
 NO_CLAUDE = "no `claude` on PATH (install Claude Code or set SOPHIA_CLAUDE_BIN)"
@@ -62,34 +65,39 @@ def guarded_env(home: Path) -> dict[str, str]:
     return dict(os.environ, SOPHIA_HOOK_GUARD="1", SOPHIA_HOME=str(home))
 
 
-def command(claude: str, prompt: str, *, max_turns: int, allowed_tools: str, add_dirs: Sequence[str] = (),
-            model: str | None = None, extra: Sequence[str] = ()) -> list[str]:
+def unsealed(allowed_tools: str, add_dirs: Sequence[str]) -> list[str]:
+    """The detached reflection's access: every hook off, ``allowed_tools``, and ``add_dirs`` to reach."""
+    out = ["--settings", json.dumps({"disableAllHooks": True}), "--allowedTools", allowed_tools]
+    for d in add_dirs:
+        out += ["--add-dir", d]
+    return out
+
+
+def command(claude: str, prompt: str, *, max_turns: int, access: Sequence[str], model: str | None = None,
+            extra: Sequence[str] = ()) -> list[str]:
     cmd = [claude, "-p", prompt,
-           "--settings", json.dumps({"disableAllHooks": True}),
            "--max-turns", str(max_turns),
            "--no-session-persistence",
            "--output-format", "json",
-           "--allowedTools", allowed_tools]
-    for d in add_dirs:
-        cmd += ["--add-dir", d]
+           *access]
     if model:
         cmd += ["--model", model]
     return cmd + list(extra)
 
 
-def run(prompt: str, *, home: Path, cwd: Path | None = None, allowed_tools: str = "Read",
-        max_turns: int = 12, timeout: float = 600, model: str | None = None, add_dirs: Sequence[str] = (),
-        extra: Sequence[str] = ()) -> Outcome:
-    """Run ``claude -p PROMPT`` guarded; never raises for a failure of the run itself."""
+def run(prompt: str, *, home: Path, access: Sequence[str], cwd: Path | None = None, max_turns: int = 12,
+        timeout: float = 600, model: str | None = None, extra: Sequence[str] = ()) -> Outcome:
+    """Run ``claude -p PROMPT`` guarded, in ``cwd`` (None: a fresh empty folder, removed afterwards);
+    never raises for a failure of the run itself."""
     claude = find_claude()
     if not claude:
         return Outcome(False, NO_CLAUDE)
-    cmd = command(claude, prompt, max_turns=max_turns, allowed_tools=allowed_tools,
-                  add_dirs=add_dirs or [str(home)], model=model, extra=extra)
+    cmd = command(claude, prompt, max_turns=max_turns, access=access, model=model, extra=extra)
     t0 = time.monotonic()
     try:
-        proc = subprocess.run(cmd, cwd=str(cwd or home), env=guarded_env(home), stdin=subprocess.DEVNULL,
-                              capture_output=True, timeout=timeout, check=False)
+        with _folder(cwd) as where:
+            proc = subprocess.run(cmd, cwd=where, env=guarded_env(home), stdin=subprocess.DEVNULL,
+                                  capture_output=True, timeout=timeout, check=False)
     except subprocess.TimeoutExpired:
         return Outcome(False, f"claude timed out after {timeout:g} s", seconds=time.monotonic() - t0)
     except OSError as exc:
@@ -97,6 +105,16 @@ def run(prompt: str, *, home: Path, cwd: Path | None = None, allowed_tools: str 
     out = classify(proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace"))
     out.seconds = time.monotonic() - t0
     return out
+
+
+@contextlib.contextmanager
+def _folder(cwd: Path | None) -> Iterator[str]:
+    """``cwd``, or a fresh empty private folder (mode 0700) that is removed afterwards."""
+    if cwd is not None:
+        yield str(cwd)
+        return
+    with tempfile.TemporaryDirectory(prefix="sophia-stage-") as d:
+        yield d
 
 
 def _one_line(text: str, limit: int = 200) -> str:

@@ -80,6 +80,31 @@ def cap_reason(home: Path, cfg: dict[str, Any], job_id: str = "") -> str | None:
     return None
 
 
+def next_day(now: float | None = None) -> float:
+    """When the next local day starts (the caps count per local calendar day)."""
+    t = time.localtime(now)
+    return time.mktime((t.tm_year, t.tm_mon, t.tm_mday + 1, 0, 0, 0, 0, 0, -1))
+
+
+def deferral(home: Path, cfg: dict[str, Any], job_id: str = "", now: float | None = None) -> dict[str, Any] | None:
+    """Why a pending job waits for the daily caps and from when it may run: ``cap`` (the reason),
+    ``runs_after`` (ISO, UTC; None while a cap is 0) and ``text`` (one line). None: the caps let it run."""
+    cap = cap_reason(home, cfg, job_id)
+    if cap is None:
+        return None
+    detail = cap.removeprefix(f"{CAP_REACHED}: ")
+    if not cfg.get("learning_daily_max_jobs", 20) or not cfg.get("learning_daily_max_usd", 0.5):
+        return {"cap": cap, "runs_after": None,
+                "text": f"waiting for the daily cap: {detail}; none runs while a cap is 0"}
+    at = next_day(now)
+    from datetime import UTC, datetime
+
+    return {"cap": cap, "runs_after": iso(datetime.fromtimestamp(at, UTC)),
+            "text": f"waiting for the daily cap: {detail}; runs after "
+                    f"{time.strftime('%Y-%m-%d %H:%M %Z', time.localtime(at))}, at the next session's end or "
+                    "`s3 digest run`"}
+
+
 def summary(home: Path, enabled: bool, cfg: dict[str, Any] | None = None) -> dict[str, Any]:
     """What ``s3 status`` shows: the switch, the queue's counts, today's spend (with ``cfg``: against the
     caps, and why no job may run today when a cap is reached)."""

@@ -8,8 +8,9 @@ last pull (:func:`.audits.sync`). Per job, the stages of its kind run in order, 
 1. a guarded headless ``claude -p --model <learning_model>`` with the stage's prompt
    (``prompts/<stage>.md``: ``extract`` then ``reflect`` for a session, ``consolidate``; ``$name`` fields
    filled by :func:`prompt_fields`, among them the condensed, redacted session, never the raw
-   transcript) and least-privilege ``--allowedTools`` (the reflect stage may run ``s3 recall`` and
-   ``s3 list``: the kit's ``s3`` is put first on PATH); its cost goes to the ledger;
+   transcript) under the seal (:mod:`.seal`: no tool at all, or only ``s3 recall`` / ``s3 list`` through
+   Bash for the stages that ask memory: the kit's ``s3`` is put first on PATH; in a fresh empty folder);
+   its cost goes to the ledger;
 2. the JSON it answered, bound to the session's episode where it left it out, is saved to
    ``digests/results/<job>.<stage>.json`` before anything is applied;
 3. that file is applied through ``s3 apply``'s code (``memory.apply.apply_result``), idempotent through
@@ -40,27 +41,28 @@ from .. import config_defaults, paths
 from ..atomic import read_json, write_json_atomic
 from ..errors import SophiaError
 from ..locking import try_flock
-from . import headless, ledger, queue
+from . import headless, ledger, queue, seal
 
 BACKOFFS = (60.0, 600.0, 3600.0)  # wait after failed attempt 1, 2, 3; the attempt after the last one parks
 PROMPT_DIR = queue.PROMPT_DIR  # the stage prompts (SOPHIA_DIGEST_PROMPTS names another folder)
 MAX_WAIT = 120.0  # an idle worker waits this long at most for a job whose retry is due soon
-READ_ONLY = "Read,Glob,Grep"
 IDLE = "idle: no job is due"
 
 
 class Stage:
-    __slots__ = ("name", "apply_kind", "tools")
+    """A stage: its prompt's name, what applies its answer, the ``s3`` subcommands it may run (none: no tool)."""
 
-    def __init__(self, name: str, apply_kind: str, tools: str) -> None:
-        self.name, self.apply_kind, self.tools = name, apply_kind, tools
+    __slots__ = ("name", "apply_kind", "s3")
+
+    def __init__(self, name: str, apply_kind: str, s3: tuple[str, ...] = ()) -> None:
+        self.name, self.apply_kind, self.s3 = name, apply_kind, s3
 
 
 _STAGE = {s.name: s for s in (
-    Stage("extract", "extraction", READ_ONLY),
-    Stage("reflect", "reflection", READ_ONLY + ",Bash(s3 recall:*),Bash(s3 list:*)"),
-    Stage("consolidate", "consolidation", READ_ONLY + ",Bash(s3 list:*)"),
-    Stage("audit", "guardian", READ_ONLY),  # a tier-3 audit: the call is in the prompt, it runs nothing
+    Stage("extract", "extraction"),  # the condensed session is in the prompt
+    Stage("reflect", "reflection", ("recall", "list")),  # compares with past episodes and kept rules
+    Stage("consolidate", "consolidation", ("list",)),  # the clusters are in the prompt; it lists kept rules
+    Stage("audit", "guardian"),  # a tier-3 audit: the call is in the prompt, it runs nothing
 )}
 STAGES: dict[str, tuple[Stage, ...]] = {kind: tuple(_STAGE[n] for n in names)
                                         for kind, names in queue.STAGES_OF.items()}
@@ -268,7 +270,7 @@ def _run_stage(st: Settings, job: dict[str, Any], stage: Stage, cfg: dict[str, A
         if cap:
             raise Stop(cap)
         st.say(f"{job['id']}: stage {stage.name} (headless claude)")
-        out = headless.run(prompt, home=st.home, allowed_tools=stage.tools, add_dirs=_dirs(st.home, job),
+        out = headless.run(prompt, home=st.home, access=seal.args(stage.s3),
                            max_turns=cfg["reflection_max_turns"],  # checked by config_defaults.load
                            timeout=float(cfg["reflection_timeout_seconds"]), model=cfg.get("learning_model"))
         ledger.record(st.home, job["id"], stage.name, out)
@@ -301,12 +303,6 @@ def _apply(st: Settings, job: dict[str, Any], stage: Stage, saved: Path) -> None
     job["stages_done"].append(stage.name)
     queue.save(st.home, job)
     st.say(f"{job['id']}: stage {stage.name} applied" + (" (already applied)" if summary.get("already_applied") else ""))
-
-
-def _dirs(home: Path, job: dict[str, Any]) -> list[str]:
-    """The folders the run may read: the home only. The prompt carries the condensed session; the raw
-    transcript (hundreds of thousands of tokens) stays out of reach."""
-    return [str(home)]
 
 
 def stage_prompt(st: Settings, job: dict[str, Any], stage: Stage) -> str:

@@ -91,7 +91,11 @@ def digests(home: Path) -> dict[str, Any]:
         d["cost_usd"] += float(e.get("cost_usd") or 0)
         d["runs"] += 1
         d["tokens"] += int(e.get("tokens") or 0)
-    return {"jobs": queue.jobs(home), "summary": ledger.summary(home, bool(cfg.get("learning_enabled")), cfg),
+    jobs = queue.jobs(home)
+    for j in jobs:
+        if j["state"] == "pending":
+            j["deferred"] = ledger.deferral(home, cfg, j["id"])
+    return {"jobs": jobs, "summary": ledger.summary(home, bool(cfg.get("learning_enabled")), cfg),
             "per_day": [{"day": k, **v} for k, v in sorted(per_day.items())][-60:]}
 
 
