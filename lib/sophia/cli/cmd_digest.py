@@ -82,10 +82,10 @@ def run(
     Runs even when `learning_enabled` is false (you asked); the daily caps still apply. Exits 1 when
     another worker is running.
     """
-    from ..learning import worker
+    from ..learning import seal, worker
 
     home = existing_home()
-    worker.s3_on_path(home)  # the reflect stage's `s3 recall` runs the kit's own s3, as in the detached worker
+    seal.s3_on_path(home)  # the reflect stage's `s3 recall` runs the kit's own s3, as in the detached worker
     say = (lambda _msg: None) if json_out else (lambda msg: console().print(msg, markup=False))
     st = worker.Settings(home, prompt_dir=prompt_dir or worker.PROMPT_DIR, once=once, respect_switch=False, say=say)
     summary = worker.drain(st)

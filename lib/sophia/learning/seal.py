@@ -85,3 +85,15 @@ def user_settings() -> dict[str, Any]:
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
+
+
+def s3_on_path(home: Path) -> str | None:
+    """A sealed run's ``s3 recall`` / ``s3 list`` reach, through Bash, whichever ``s3`` comes first on PATH,
+    and a detached process's PATH may not hold the launcher (``~/.local/bin``): put the kit's own first on
+    this process's PATH, which its runs inherit. It sits beside this Python (the kit's venv), else in the
+    home's venv. Returns its folder (None: none found, PATH unchanged)."""
+    for d in (Path(sys.executable).parent, home / "venv" / "bin"):
+        if os.access(d / "s3", os.X_OK):
+            os.environ["PATH"] = os.pathsep.join(x for x in (str(d), os.environ.get("PATH")) if x)
+            return str(d)
+    return None

@@ -406,18 +406,6 @@ def bind_episode(answer: Any, stage: Stage, episode: str | None) -> Any:
     return answer
 
 
-def s3_on_path(home: Path) -> str | None:
-    """The reflect stage runs ``s3 recall`` and ``s3 list`` through Bash, and a detached worker's PATH
-    may not hold the launcher (``~/.local/bin``): put the kit's own ``s3`` first on this process's
-    PATH, which its runs inherit. It sits beside the worker's Python (the kit's venv), else in the
-    home's venv. Returns its folder (None: none found, PATH unchanged)."""
-    for d in (Path(sys.executable).parent, home / "venv" / "bin"):
-        if os.access(d / "s3", os.X_OK):
-            os.environ["PATH"] = os.pathsep.join(x for x in (str(d), os.environ.get("PATH")) if x)
-            return str(d)
-    return None
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m sophia.learning.worker", description=__doc__.split("\n")[0])
     ap.add_argument("--once", action="store_true", help="run at most one job")
@@ -426,7 +414,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-wait", type=float, default=MAX_WAIT)
     a = ap.parse_args(argv)
     home = paths.sophia_home()
-    s3_on_path(home)
+    seal.s3_on_path(home)
     st = Settings(home, prompt_dir=a.prompt_dir, backoffs=tuple(float(x) for x in a.backoffs.split(",") if x),
                   max_wait=a.max_wait, once=a.once)
     try:
