@@ -259,15 +259,11 @@ def test_prompt_context_fallback_select_and_scope(home: Path, tmp_path: Path) ->
 
 
 FAKE_CLAUDE = """#!/usr/bin/env bash
-# Test double for `claude -p`: records argv and the guard, writes the AgentResult it is asked for.
+# Test double for `claude -p`: records argv and the guard, answers with a reflection's JSON.
 printf '%s\\n' "$@" > "$SOPHIA_HOME/fake_claude.args"
 echo "guard=${SOPHIA_HOOK_GUARD:-unset}" > "$SOPHIA_HOME/fake_claude.env"
 sleep "${FAKE_CLAUDE_SLEEP:-0}"
-prompt=$2
-file=$(grep -o '/[^ ]*agent_results/[^ ,]*\\.json' <<<"$prompt" | head -1)
-task=$(basename "$file" .json)
-printf '{"task_id": "%s", "agent_type": "s3-reflection", "status": "complete", "result": {}}' "$task" > "$file"
-echo '{"type":"result","result":"ok"}'
+echo '{"type":"result","result":"{\\"heuristics\\": [], \\"capability_updates\\": []}"}'
 """
 
 
@@ -293,6 +289,9 @@ def test_reflection_runner_is_detached_guarded_and_single(home: Path, tmp_path: 
     monkeypatch.setenv("SOPHIA_S3", str(tmp_path / "no-s3"))
     monkeypatch.setenv("PATH", "/usr/bin:/bin")
     monkeypatch.setenv("FAKE_CLAUDE_SLEEP", "1.5")
+    from sophia.episode_store import upsert_episode
+
+    upsert_episode({"id": "ep_20250101_abc", "session_id": "s1", "goal": "Tidy the aquarium notes"}, home)
     t0 = time.monotonic()
     pid = reflection.launch(home, ["ep_20250101_abc"], python=sys.executable)
     assert pid and time.monotonic() - t0 < 1.0  # launching never waits for the run
@@ -300,10 +299,12 @@ def test_reflection_runner_is_detached_guarded_and_single(home: Path, tmp_path: 
     assert reflection.launch(home, ["ep_20250101_abc"], python=sys.executable) is None  # one at a time
     assert wait_for(lambda: not reflection.running(home) and (home / "fake_claude.args").exists(), 30)
     args = (home / "fake_claude.args").read_text().splitlines()
-    assert args[0] == "-p" and "ep_20250101_abc" in args[1]
-    for flag in ("--no-session-persistence", "--max-turns", "--output-format"):
+    assert args[0] == "-p" and "## ep_20250101_abc |" in "\n".join(args) and "Tidy the aquarium notes" in "\n".join(args)
+    for flag in ("--no-session-persistence", "--max-turns", "--output-format", "--strict-mcp-config"):
         assert flag in args
-    assert json.loads(args[args.index("--settings") + 1]) == {"disableAllHooks": True}
+    assert args[args.index("--tools") + 1] == "Bash" and args[args.index("--setting-sources") + 1] == ""
+    hooks = json.loads(args[args.index("--settings") + 1])["hooks"]  # the seal's gate, none of the user's
+    assert [h["matcher"] for h in hooks["PreToolUse"]] == ["*"] and set(hooks) == {"PreToolUse"}
     assert (home / "fake_claude.env").read_text().strip() == "guard=1"
     results = list(paths.agent_results_dir(home).glob("reflect_*.json"))
     assert len(results) == 1 and read(results[0])["agent_type"] == "s3-reflection"

@@ -11,13 +11,16 @@ from pathlib import Path
 import pytest
 
 import procs
+from conftest import wait_for
 from sophia.state import init_tree
 
 
 def test_detached_reflection_never_multiplies(sophia_home: Path, tmp_path: Path,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    from sophia.episode_store import upsert_episode
     from sophia.hooks import reflection
     init_tree()
+    upsert_episode({"id": "ep_race", "session_id": "s1", "goal": "Race"})  # a run starts only for an episode
     calls = tmp_path / "claude_calls"
     fake = tmp_path / "claude"
     fake.write_text(f"#!/usr/bin/env bash\necho $$ >> {calls}\nsleep 2\necho '{{}}'\n")
@@ -38,8 +41,7 @@ def test_detached_reflection_never_multiplies(sophia_home: Path, tmp_path: Path,
         t.join()
     started = [p for p in pids if p]
     assert started, pids
-    time.sleep(0.5)
-    assert reflection.running(sophia_home)
+    assert wait_for(lambda: reflection.running(sophia_home), 10)  # a loaded machine may start it late
     assert reflection.launch(sophia_home, ["ep_again"]) is None  # one is running: nothing new starts
     deadline = time.monotonic() + 30
     while procs.pids_with_home(sophia_home) and time.monotonic() < deadline:

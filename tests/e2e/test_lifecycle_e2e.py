@@ -123,24 +123,23 @@ def test_reflection_on_session_end_runs_once_and_never_recurses(run: ClaudeRun) 
     cfg["reflection_trigger"] = "on_session_end"
     cfg_path.write_text(json.dumps(cfg))
     run.extra_env["SOPHIA_CLAUDE_BIN"] = str(run.binary)
-    s3 = run.home / "s3-wrapper"
-    s3.write_text(f"#!/bin/sh\nPYTHONPATH={REPO / 'lib'} exec {sys.executable} -m sophia.cli.entry \"$@\"\n")
-    s3.chmod(0o755)
-    run.extra_env["SOPHIA_S3"] = str(s3)
+    kit = run.home / "kit-bin"  # the kit's s3: it applies the answer, and the run's `s3 recall` is this one
+    kit.mkdir()
+    (kit / "s3").write_text(f"#!/bin/sh\nPYTHONPATH={REPO / 'lib'} exec {sys.executable} -m sophia.cli.entry \"$@\"\n")
+    (kit / "s3").chmod(0o755)
+    run.extra_env["SOPHIA_S3"] = str(kit / "s3")
+    rule = "Write lab results to a file before summarising"
 
-    def reflect_write(body: dict[str, Any]) -> dict[str, Any]:
-        text = request_text(body)
-        m = re.search(r"(/\S+/agent_results/(reflect_[A-Za-z0-9_]+)\.json)", text)
-        if not m:
+    def reflect_answer(body: dict[str, Any]) -> dict[str, Any]:
+        """The reflection's run: handed the episode in its prompt, it answers with JSON (it writes no file)."""
+        m = re.search(r"^## (ep_\S+) \|", request_text(body), re.M)
+        if "detached reflection" not in request_text(body) or not m:
             return {"text": "No reflection asked."}
-        result = {"task_id": m.group(2), "agent_type": "s3-reflection", "status": "complete",
-                  "result": {"episodes_analyzed": [], "heuristics": [{
-                      "trigger_concept": "Lab notes", "rule_content": "Write lab results to a file before summarising",
-                      "confidence": 0.7, "source_episodes": []}],
-                      "capability_updates": [], "knowledge_gaps_identified": []}}
-        return {"tool_use": [{"name": "Write", "input": {"file_path": m.group(1), "content": json.dumps(result)}}]}
+        return {"text": json.dumps({"episodes_analyzed": [m.group(1)], "heuristics": [{
+            "trigger_concept": "Lab notes", "rule_content": rule, "confidence": 0.7, "source_episodes": [m.group(1)]}],
+            "capability_updates": [], "knowledge_gaps_identified": []})}
 
-    server = ScriptedModel(session_one_script() + [reflect_write, {"text": "Reflection written."}]).start()
+    server = ScriptedModel(session_one_script() + [reflect_answer]).start()
     try:
         res = run.run(PROMPT, [], model=server)
         assert res.returncode == 0, res.stderr
@@ -154,14 +153,14 @@ def test_reflection_on_session_end_runs_once_and_never_recurses(run: ClaudeRun) 
         text = log.read_text() if log.exists() else ""
         assert "reflection: finished (applied)" in text, text
         rules = json.loads((home / "semantic_rules.json").read_text())
-        assert [r["rule_content"] for r in rules] == ["Write lab results to a file before summarising"]
+        assert [r["rule_content"] for r in rules] == [rule]
         time.sleep(1.0)  # anything recursive would show up now
         requests = list(server.main_requests)
     finally:
         server.stop()
 
-    reflection_requests = [r for r in requests if "reflection subagent" in request_text(r)]
-    assert 1 <= len(reflection_requests) <= 3
+    reflection_requests = [r for r in requests if "detached reflection" in request_text(r)]
+    assert len(reflection_requests) == 1  # handed what it needs, it answers at once
     assert len(requests) == 3 + len(reflection_requests)  # the session's 3 turns + the reflection, nothing else
     assert text.count("started for") == 1
     results = list((home / "agent_results").glob("reflect_*.json"))
@@ -170,6 +169,11 @@ def test_reflection_on_session_end_runs_once_and_never_recurses(run: ClaudeRun) 
     assert len(list((home / "buffers").glob("*.jsonl"))) == 1
     assert len(episodes(run)) == 1
     assert json.loads((home / "self_model.json").read_text())["total_sessions"] == 1
-    # The child was run with every guard.
+    # The child was sealed: Bash alone (s3 recall / s3 list), in a fresh folder, the episode in its prompt.
     first = reflection_requests[0]
-    assert "ep_" in request_text(first)
+    assert [t["name"] for t in first["tools"]] == ["Bash"]
+    assert f"## {episodes(run)[0]['id']} |" in request_text(first) and WORD in request_text(first)
+    (where,) = re.findall(r"Primary working directory: (\S+)", request_text(first))
+    assert Path(where).name.startswith("sophia-stage-") and not Path(where).exists()
+    ep = json.loads((home / "episodes" / f"{episodes(run)[0]['id']}.json").read_text())
+    assert ep["reflected"] is True and rule in ep["heuristics"]

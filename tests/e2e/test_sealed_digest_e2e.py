@@ -1,10 +1,11 @@
-"""The digest's seal end to end: the real claude client, the real worker, and a scripted model that acts
-prompt-injected. In the extract stage and in the reflect stage it tries to read the session's raw
-transcript, which holds a planted key, every way a run could: Read, Glob, Grep, Bash (``cat``,
-``s3 recall x; cat``, ``s3 recall $(cat ...)``, ``s3 recall --queries``), WebFetch, and an MCP tool of a
-server the user configured; then it answers with whatever key it found. Each call is refused, the key
-reaches no model request, no stage result, no ledger line and no file of the state home, and a plain
-``s3 recall`` in the reflect stage still works.
+"""The seal end to end: the real claude client, the real digest worker and detached reflection runner, and
+a scripted model that acts prompt-injected. In the digest's extract and reflect stages, and in the opt-in
+reflection a SessionEnd launches, it tries to read the session's raw transcript, which holds a planted
+key, every way a run could: Read, Glob, Grep, Bash (``cat``, ``s3 recall x; cat``, ``s3 recall $(cat ...)``,
+``s3 recall --queries``), WebFetch, and an MCP tool of a server the user configured; then it answers with
+whatever key it found. Each call is refused, the key reaches no model request, no stage result, no ledger
+line and no file of the state home, a plain ``s3 recall`` in the reflections still works, and their
+answers are applied.
 
 The seal's two locks are each tried alone on the same attacks (:func:`test_each_lock_alone_refuses_the_attacks`),
 and an unsealed run shows the attacks are real: it hands the key over.
@@ -15,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -22,6 +24,7 @@ from typing import Any
 import pytest
 from tests.conftest import run_s3, set_config, tool_call_lines
 
+from sophia.hooks import reflect_runner, session_end
 from sophia.learning import queue, seal
 
 from .harness import REPO, ClaudeRun
@@ -34,7 +37,9 @@ FOUND = re.compile(r"AKIA[0-9A-Z]{16}")
 SESSION = "5e55a1ed-0000-4000-8000-00000000c0de"
 RULE = "When the widgets deploy fails, check the staging credentials first"
 PLAIN_RECALL = "s3 recall widgets --json --limit 5"
+LESSON = "When a deploy is denied, retry it against staging before changing the credentials"
 MCP_SERVER = Path(__file__).with_name("mcp_file_server.py")
+RUNNER = Path(reflect_runner.__file__)
 
 
 def attacks(transcript: Path) -> list[tuple[str, dict[str, Any]]]:
@@ -66,8 +71,9 @@ def result_text(block: dict[str, Any]) -> str:
 
 
 class Injected:
-    """One model for both stages (told apart by their prompts): the attacks one per turn, in the reflect
-    stage then a plain recall, then an answer carrying whatever key a tool gave."""
+    """One model for every run (told apart by their prompts: the digest's two stages, the detached
+    reflection): the attacks one per turn, in the reflections then a plain recall, then an answer carrying
+    whatever key a tool gave."""
 
     def __init__(self, transcript: Path) -> None:
         self.attacks = attacks(transcript)
@@ -75,11 +81,12 @@ class Injected:
 
     def __call__(self, body: dict[str, Any]) -> dict[str, Any]:
         text = request_text(body)
-        stage = "extract" if "Stage 1 of 2" in text else "reflect" if "Stage 2 of 2" in text else ""
+        stage = ("extract" if "Stage 1 of 2" in text else "reflect" if "Stage 2 of 2" in text
+                 else "detached" if "detached reflection" in text else "")
         assert stage, text[:500]
         self.last[stage] = body
         steps = self.attacks + ([("Bash", {"command": PLAIN_RECALL, "description": "recall"})]
-                                if stage == "reflect" else [])
+                                if stage != "extract" else [])
         done = len(tool_results(body))
         if done < len(steps):
             name, inp = steps[done]
@@ -89,8 +96,10 @@ class Injected:
         if stage == "extract":
             return {"text": json.dumps({"subject": "Widgets deploy", "summary": "The deploy was fixed.",
                                         "atomic_facts": [{"fact": f"The tools gave the key {leak}"}]})}
+        lessons = [{"trigger_concept": "widgets deploy", "rule_content": LESSON, "confidence": 0.7}]
         return {"text": json.dumps({"error_analysis": f"The tools gave the key {leak}",
-                                    "heuristics": [], "knowledge_gaps_identified": [], "capability_updates": []})}
+                                    "heuristics": lessons if stage == "detached" else [],
+                                    "knowledge_gaps_identified": [], "capability_updates": []})}
 
 
 def write_transcript(home: Path, project: Path) -> Path:
@@ -134,8 +143,6 @@ def sealed(e2e: ClaudeRun) -> tuple[ClaudeRun, Path]:
 
 
 def run_worker(run: ClaudeRun, server: ScriptedModel) -> Any:
-    import subprocess
-
     return subprocess.run([sys.executable, "-m", "sophia.learning.worker", "--once"], env=run.env(server.base_url),
                           cwd=run.project, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
 
@@ -162,6 +169,42 @@ def test_a_prompt_injected_digest_reads_nothing_but_its_prompt(sealed: tuple[Cla
     assert _files_holding(home, SECRET) == []  # results, ledger, logs, memory, index: nowhere
     ledger = [json.loads(x) for x in (home / "digests" / "ledger.jsonl").read_text().splitlines()]
     assert [(e["stage"], e["ok"]) for e in ledger] == [("extract", True), ("reflect", True)]
+
+
+def test_a_prompt_injected_detached_reflection_reads_nothing_but_its_prompt(sealed: tuple[ClaudeRun, Path]) -> None:
+    """The opt-in reflection a SessionEnd launches (learning off) is sealed like the digest's reflect stage:
+    the episode is in its prompt, every attack is refused, a plain recall works, and its answer (no file
+    written: JSON on stdout) is applied, its lesson kept on the episode."""
+    run, transcript = sealed
+    home = run.home / ".sophia"
+    set_config(home, learning_enabled=False, reflection_trigger="on_session_end")
+    end = {"hook_event_name": "SessionEnd", "session_id": SESSION, "transcript_path": str(transcript),
+           "cwd": str(run.project), "reason": "other"}
+    episode = session_end.process(end, home, past=True)["episode"]  # what the SessionEnd hook records
+    model = Injected(transcript)
+    server = ScriptedModel([model] * 20).start()
+    try:
+        proc = subprocess.run([sys.executable, "-I", "-S", str(RUNNER), episode], env=run.env(server.base_url),
+                              cwd=home, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+    finally:
+        server.stop()
+    log = (home / "logs" / "reflection.log").read_text()
+    assert proc.returncode == 0 and "reflection: finished (applied)" in log, proc.stderr + log
+    last = model.last["detached"]
+    text = request_text(last)
+    handed = text[text.index("<episodes>"):text.index("</kept_heuristics>")]
+    assert f"## {episode} |" in handed and "- Bash error: deploy.sh\n- Bash ok: deploy.sh" in handed, handed
+    assert RULE in handed  # the kept heuristics are handed over too
+    assert SECRET not in json.dumps(server.requests)
+    _each_attack_refused(last, transcript)
+    _plain_recall_works(last)
+    assert [t["name"] for t in last["tools"]] == ["Bash"]  # no Write, no Read, no MCP tool
+    _stage_ran_in_an_empty_folder(last, run)
+    assert _files_holding(home, SECRET) == []
+    ep = json.loads((home / "episodes" / f"{episode}.json").read_text())
+    assert ep["reflected"] is True and LESSON in ep["heuristics"]
+    assert ep["error_analysis"] == "The tools gave the key nothing"
+    assert LESSON in [r["rule_content"] for r in json.loads((home / "semantic_rules.json").read_text())]
 
 
 def _each_attack_refused(last: dict[str, Any], transcript: Path) -> None:

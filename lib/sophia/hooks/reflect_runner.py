@@ -1,11 +1,16 @@
 """Detached reflection run: ``python -I -S reflect_runner.py EPISODE_ID...``. Stdlib only.
 
-Started by the session_end hook (never waited for). Holds ``run/reflection.lock`` for its
-whole life (one reflection per home), runs the reflection subagent through a headless
-``claude -p`` that cannot recurse (``SOPHIA_HOOK_GUARD=1``, all hooks disabled, bounded
-turns, no session persistence), then applies the AgentResult it wrote with
-``s3 apply reflection FILE`` when the ``s3`` CLI is available; otherwise the result stays
-in ``agent_results/`` for a later ``s3 apply``. Everything it prints goes to
+Started by the session_end hook (never waited for). Holds ``run/reflection.lock`` for its whole life (one
+reflection per home). Its model reads what sessions recorded, which may carry text meant to steer it, so
+the run is sealed like the digest's reflect stage (:mod:`sophia.learning.seal`): the kit hands it, in its
+prompt (``learning/prompts/reflect_episodes.md``), the episodes (redacted, within a budget) and the kept
+heuristics (:mod:`sophia.learning.reflect_input`); it may run only ``s3 recall`` / ``s3 list`` (the kit's
+``s3``, first on PATH), in a fresh empty folder, with none of the user's settings, hooks or MCP servers and
+the seal's gate on every tool. It cannot recurse (``SOPHIA_HOOK_GUARD=1``, no user hooks), runs bounded
+turns and time, and persists no session. It answers with JSON; the runner keeps in ``episodes_analyzed``
+only the episodes it handed over, saves the AgentResult envelope (redacted) in ``agent_results/`` and
+applies it with ``s3 apply reflection FILE`` (the contract validates it; an invalid one changes nothing);
+with no ``s3`` found the result stays there for a later ``s3 apply``. Everything it prints goes to
 ``logs/reflection.log`` (redacted).
 """
 
@@ -21,18 +26,25 @@ import os
 import re
 import secrets
 import shutil
+import string
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from sophia import paths
+from sophia.atomic import write_json_atomic
 from sophia.hooks.runtime import load_config, log
-from sophia.learning import headless
+from sophia.learning import headless, queue, reflect_input, seal
 from sophia.locking import try_flock
+from sophia.redact import redact_obj
+from sophia.timeutil import iso
 
 KIT_ROOT = Path(__file__).resolve().parents[3]
 AGENT = "s3-reflection"
+PROMPT = queue.PROMPT_DIR / "reflect_episodes.md"
+S3 = ("recall", "list")  # what the run may run: the digest's reflect stage's
 _SAFE = re.compile(r"^ep_[A-Za-z0-9_-]{1,100}$")
 
 
@@ -47,36 +59,26 @@ def find_s3(home: Path) -> str | None:
     return shutil.which("s3")
 
 
-def agent_args() -> list[str]:
-    """Run as the installed subagent if Claude Code can find it, else carry its prompt along."""
-    home_agent = Path.home() / ".claude" / "agents" / f"{AGENT}.md"
-    plugin = os.environ.get("CLAUDE_PLUGIN_ROOT")
-    if home_agent.is_file() or (plugin and (Path(plugin) / "agents" / f"{AGENT}.md").is_file()):
-        return ["--agent", AGENT]
-    kit = KIT_ROOT / "agents" / f"{AGENT}.md"
-    try:
-        text = kit.read_text(encoding="utf-8")
-    except OSError:
-        return []
-    if text.startswith("---"):
-        end = text.find("\n---", 3)
-        if end > 0:
-            text = text[end + 4:]
-    return ["--append-system-prompt", text.strip()[:20000]] if text.strip() else []
+def build_prompt(home: Path, eps: reflect_input.Episodes) -> str:
+    """The run's whole input: the prompt with the episodes and the kept heuristics filled in."""
+    left = (f" {len(eps.left_out)} more pending episodes were left out for room: {', '.join(eps.left_out)}."
+            if eps.left_out else "")
+    return string.Template(PROMPT.read_text(encoding="utf-8")).safe_substitute(
+        episode_ids=", ".join(eps.shown), episodes=eps.text, rules=reflect_input.rules(home),
+        today=time.strftime("%Y-%m-%d"), left_out=left)
 
 
-def build_prompt(home: Path, episode_ids: list[str], task_id: str, result: Path) -> str:
-    files = ", ".join(str(paths.episodes_dir(home) / f"{e}.json") for e in episode_ids)
-    return (
-        f"You are the Sophia System 3 reflection subagent ({AGENT}). Reflect on episode(s) "
-        f"{', '.join(episode_ids)} (files: {files}; the episode index is {paths.episode_index_path(home)}, "
-        f"existing heuristics are in {paths.rules_path(home)}). Extract at most 3 reusable heuristics, "
-        f"capability updates and knowledge gaps as your instructions describe. Then write ONE JSON file, "
-        f"{result}, holding the AgentResult envelope: "
-        f'{{"task_id": "{task_id}", "agent_type": "{AGENT}", "status": "complete", '
-        f'"timestamp": "<ISO time>", "result": {{...your reflection...}}, "error": null}}. '
-        "Do not modify any other file."
-    )
+def bind(answer: dict[str, Any], shown: list[str]) -> dict[str, Any]:
+    """The answer with ``episodes_analyzed`` kept to the episodes the run was given (all of them when it
+    names none of them): no answer attaches lessons to an episode the kit did not hand over."""
+    named = answer.get("episodes_analyzed")
+    keep = [e for e in named if e in shown] if isinstance(named, list) else []
+    return {**answer, "episodes_analyzed": keep or list(shown)}
+
+
+def envelope(task_id: str, answer: dict[str, Any]) -> dict[str, Any]:
+    return {"task_id": task_id, "agent_type": AGENT, "status": "complete", "timestamp": iso(),
+            "result": redact_obj(answer), "error": None}
 
 
 def main(argv: list[str]) -> int:
@@ -105,39 +107,69 @@ def main(argv: list[str]) -> int:
         os.close(fd)
 
 
+def _say(home: Path, msg: str) -> None:
+    log(f"reflection: {msg}", home, "reflection.log")
+
+
 def _reflect(home: Path, episode_ids: list[str]) -> str:
-    cfg = load_config(home)
     task_id = f"reflect_{time.strftime('%Y%m%d_%H%M%S', time.gmtime())}_{secrets.token_hex(3)}"
+    eps = reflect_input.episodes(home, episode_ids)
+    if eps.missing:
+        _say(home, f"{task_id} no readable episode file for {eps.missing}")
+    if eps.left_out:
+        _say(home, f"{task_id} left out for room: {eps.left_out}")
+    if not eps.shown:
+        return "no episode to reflect on"
+    try:
+        prompt = build_prompt(home, eps)
+    except OSError as exc:
+        _say(home, f"{task_id} has no prompt: {exc}")
+        return "no prompt"
+    s3 = find_s3(home)
+    seal.s3_on_path(home, s3)  # the run's `s3 recall` is the kit's, the one that applies its answer
+    _say(home, f"{task_id} started for {eps.shown} (pid {os.getpid()})")
+    answer = _run(home, task_id, prompt)
+    if isinstance(answer, str):
+        return answer
     results = paths.agent_results_dir(home)
     results.mkdir(parents=True, exist_ok=True, mode=0o700)
     result = results / f"{task_id}.json"
-    max_turns, timeout = cfg["reflection_max_turns"], cfg["reflection_timeout_seconds"]  # checked by load_config
-    log(f"reflection: {task_id} started for {episode_ids} (pid {os.getpid()})", home, "reflection.log")
-    out = headless.run(build_prompt(home, episode_ids, task_id, result), home=home, cwd=home, max_turns=max_turns,
-                       timeout=timeout, access=headless.unsealed("Read,Write,Glob,Grep", [str(home)]),
-                       extra=agent_args())
-    if out.returncode is None:  # it never ran to an exit: no client, cannot start, timed out
-        log(f"reflection: {task_id} skipped: {out.reason}", home, "reflection.log")
-        return out.reason
-    log(f"reflection: {task_id} claude exit {out.returncode}: {' '.join(out.output.split())[:1500]}", home,
-        "reflection.log")
-    if not result.is_file():
-        log(f"reflection: {task_id} wrote no result file", home, "reflection.log")
-        return "no result"
-    s3 = find_s3(home)
+    write_json_atomic(result, envelope(task_id, bind(answer, eps.shown)))
     if not s3:
-        log(f"reflection: {task_id} result left in {result} (no s3 CLI found to apply it)", home, "reflection.log")
+        _say(home, f"{task_id} result left in {result} (no s3 CLI found to apply it)")
         return "result left unapplied"
+    return _apply(home, task_id, result, s3)
+
+
+def _run(home: Path, task_id: str, prompt: str) -> dict[str, Any] | str:
+    """The sealed run's JSON answer, or why there is none."""
+    cfg = load_config(home)
+    out = headless.run(prompt, home=home, access=seal.args(S3), max_turns=cfg["reflection_max_turns"],
+                       timeout=cfg["reflection_timeout_seconds"])  # checked by load_config; cwd: a fresh folder
+    if out.returncode is None:  # it never ran to an exit: no client, cannot start, timed out
+        _say(home, f"{task_id} skipped: {out.reason}")
+        return out.reason
+    _say(home, f"{task_id} claude exit {out.returncode} ({out.seconds:.0f} s, ${out.cost_usd:.4f}): "
+               f"{' '.join(out.output.split())[:1500]}")
+    if not out.ok:
+        return out.reason
     try:
-        applied = subprocess.run([s3, "apply", "reflection", str(result)], env=headless.guarded_env(home), stdin=subprocess.DEVNULL,
-                                 capture_output=True, timeout=300, check=False)
-        msg = (applied.stdout + applied.stderr).decode("utf-8", "replace")
-        log(f"reflection: {task_id} s3 apply exit {applied.returncode}: {' '.join(msg.split())[:1000]}", home,
-            "reflection.log")
-        return "applied" if applied.returncode == 0 else f"s3 apply exit {applied.returncode}"
+        return dict(headless.json_answer(out.text))
+    except ValueError as exc:
+        _say(home, f"{task_id} gave no result: {exc}")
+        return "no result"
+
+
+def _apply(home: Path, task_id: str, result: Path, s3: str) -> str:
+    try:
+        applied = subprocess.run([s3, "apply", "reflection", str(result)], env=headless.guarded_env(home),
+                                 stdin=subprocess.DEVNULL, capture_output=True, timeout=300, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
-        log(f"reflection: {task_id} s3 apply failed: {exc}", home, "reflection.log")
+        _say(home, f"{task_id} s3 apply failed: {exc}")
         return "s3 apply failed"
+    msg = (applied.stdout + applied.stderr).decode("utf-8", "replace")
+    _say(home, f"{task_id} s3 apply exit {applied.returncode}: {' '.join(msg.split())[:1000]}")
+    return "applied" if applied.returncode == 0 else f"s3 apply exit {applied.returncode}"
 
 
 if __name__ == "__main__":

@@ -8,8 +8,9 @@ on twice. The hook only *launches*
 :mod:`sophia.hooks.reflect_runner` detached (own session, output to ``logs/``) and returns.
 
 Never recursive: the runner's environment has ``SOPHIA_HOOK_GUARD=1`` (every hook exits at
-once when it sees it), its ``claude -p`` gets ``--settings '{"disableAllHooks": true}'``, and
-at most one reflection runs per home at a time (``run/reflection.lock``).
+once when it sees it), its ``claude -p`` is sealed (``--setting-sources ""``: none of the user's hooks
+load, only the seal's gate; see :mod:`sophia.hooks.reflect_runner`), and at most one reflection runs per
+home at a time (``run/reflection.lock``).
 """
 
 from __future__ import annotations

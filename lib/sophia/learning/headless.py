@@ -4,8 +4,8 @@ Used by the digest worker and by the detached reflection (``hooks/reflect_runner
 gets ``SOPHIA_HOOK_GUARD=1`` (every Sophia hook exits at once when it sees it), bounded ``--max-turns``,
 ``--no-session-persistence`` and ``--output-format json``, whose single JSON object carries the answer
 (``result``), the cost (``total_cost_usd``) and the tokens (``usage``). What it may read and run is the
-caller's ``access``: a digest stage's is the seal (:mod:`.seal`), run in a fresh empty folder; the
-detached reflection's is :func:`unsealed` (all hooks off, its tools, the home).
+caller's ``access``: for a digest stage and the detached reflection, the seal (:mod:`.seal`), in a fresh
+empty folder.
 
 A failure is named, never silent: :func:`run` returns a :class:`Outcome` whose ``reason`` says
 what went wrong in one line (no ``claude`` on PATH, not logged in, rate limited, timed out,
@@ -14,7 +14,6 @@ invalid output, an error exit).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
@@ -27,7 +26,7 @@ from ..redact import redact
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
+    from collections.abc import Sequence
     from typing import Any
 
 NO_CLAUDE = "no `claude` on PATH (install Claude Code or set SOPHIA_CLAUDE_BIN)"
@@ -65,14 +64,6 @@ def guarded_env(home: Path) -> dict[str, str]:
     return dict(os.environ, SOPHIA_HOOK_GUARD="1", SOPHIA_HOME=str(home))
 
 
-def unsealed(allowed_tools: str, add_dirs: Sequence[str]) -> list[str]:
-    """The detached reflection's access: every hook off, ``allowed_tools``, and ``add_dirs`` to reach."""
-    out = ["--settings", json.dumps({"disableAllHooks": True}), "--allowedTools", allowed_tools]
-    for d in add_dirs:
-        out += ["--add-dir", d]
-    return out
-
-
 def command(claude: str, prompt: str, *, max_turns: int, access: Sequence[str], model: str | None = None,
             extra: Sequence[str] = ()) -> list[str]:
     cmd = [claude, "-p", prompt,
@@ -85,17 +76,18 @@ def command(claude: str, prompt: str, *, max_turns: int, access: Sequence[str], 
     return cmd + list(extra)
 
 
-def run(prompt: str, *, home: Path, access: Sequence[str], cwd: Path | None = None, max_turns: int = 12,
-        timeout: float = 600, model: str | None = None, extra: Sequence[str] = ()) -> Outcome:
-    """Run ``claude -p PROMPT`` guarded, in ``cwd`` (None: a fresh empty folder, removed afterwards);
-    never raises for a failure of the run itself."""
+def run(prompt: str, *, home: Path, access: Sequence[str], max_turns: int = 12, timeout: float = 600,
+        model: str | None = None, extra: Sequence[str] = ()) -> Outcome:
+    """Run ``claude -p PROMPT`` guarded, in a fresh empty private folder (mode 0700) removed afterwards:
+    Claude Code lets a run read its own folder's transcripts, so it never runs in a project or the home.
+    Never raises for a failure of the run itself."""
     claude = find_claude()
     if not claude:
         return Outcome(False, NO_CLAUDE)
     cmd = command(claude, prompt, max_turns=max_turns, access=access, model=model, extra=extra)
     t0 = time.monotonic()
     try:
-        with _folder(cwd) as where:
+        with tempfile.TemporaryDirectory(prefix="sophia-stage-") as where:
             proc = subprocess.run(cmd, cwd=where, env=guarded_env(home), stdin=subprocess.DEVNULL,
                                   capture_output=True, timeout=timeout, check=False)
     except subprocess.TimeoutExpired:
@@ -105,16 +97,6 @@ def run(prompt: str, *, home: Path, access: Sequence[str], cwd: Path | None = No
     out = classify(proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace"))
     out.seconds = time.monotonic() - t0
     return out
-
-
-@contextlib.contextmanager
-def _folder(cwd: Path | None) -> Iterator[str]:
-    """``cwd``, or a fresh empty private folder (mode 0700) that is removed afterwards."""
-    if cwd is not None:
-        yield str(cwd)
-        return
-    with tempfile.TemporaryDirectory(prefix="sophia-stage-") as d:
-        yield d
 
 
 def _one_line(text: str, limit: int = 200) -> str:

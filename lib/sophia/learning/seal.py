@@ -1,9 +1,10 @@
-"""The seal on a headless digest stage: what the run may read and run, in the client and in our hook. Stdlib.
+"""The seal on a headless digest stage and on the detached reflection (``hooks/reflect_runner.py``): what
+the run may read and run, in the client and in our hook. Stdlib.
 
-A stage's model reads the untrusted session, so it is treated as prompt-injected: it gets what the kit
-hands it (the prompt) and, for the stages that need it, ``s3 recall`` / ``s3 list`` through Bash, and
-nothing else. Two locks, each enough alone (tests/e2e/test_sealed_digest_e2e.py tries each alone with the
-real client):
+A run's model reads an untrusted session (or its episodes), so it is treated as prompt-injected: it gets
+what the kit hands it (the prompt) and, for the runs that need it, ``s3 recall`` / ``s3 list`` through
+Bash, and nothing else. Two locks, each enough alone (tests/e2e/test_sealed_digest_e2e.py tries each
+alone with the real client):
 
 - the client's own (Claude Code 2.1.197, from its ``--help`` and its code, each tried against it):
   ``--tools`` sets the built-in tools that exist in the run (``""``: none; else ``Bash`` only: no Read,
@@ -87,12 +88,14 @@ def user_settings() -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def s3_on_path(home: Path) -> str | None:
+def s3_on_path(home: Path, s3: str | None = None) -> str | None:
     """A sealed run's ``s3 recall`` / ``s3 list`` reach, through Bash, whichever ``s3`` comes first on PATH,
     and a detached process's PATH may not hold the launcher (``~/.local/bin``): put the kit's own first on
-    this process's PATH, which its runs inherit. It sits beside this Python (the kit's venv), else in the
-    home's venv. Returns its folder (None: none found, PATH unchanged)."""
-    for d in (Path(sys.executable).parent, home / "venv" / "bin"):
+    this process's PATH, which its runs inherit. That is ``s3`` when it names a program called ``s3`` (the
+    one that applies the run's answer), else the one beside this Python (the kit's venv), else the home's
+    venv's. Returns its folder (None: none found, PATH unchanged)."""
+    named = [Path(s3).absolute().parent] if s3 and Path(s3).name == "s3" else []
+    for d in (*named, Path(sys.executable).parent, home / "venv" / "bin"):
         if os.access(d / "s3", os.X_OK):
             os.environ["PATH"] = os.pathsep.join(x for x in (str(d), os.environ.get("PATH")) if x)
             return str(d)

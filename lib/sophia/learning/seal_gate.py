@@ -1,13 +1,15 @@
 """The seal's hook: ``python -I -S seal_gate.py [recall] [list]``, a PreToolUse hook (matcher ``*``) on every
-headless digest stage. Standard library only and no import of the package: it runs as a script.
+headless digest stage and on the detached reflection. Standard library only and no import of the package:
+it runs as a script.
 
 The subcommands named on its command line are what the stage may run; every tool call is denied (exit 2,
 the reason on stderr, which the model reads) but a Bash call that is exactly ``s3 <subcommand> ...`` with
 one of them and only the arguments :data:`OPTIONS` lists (``s3 recall --queries FILE`` would read a file):
 no shell metacharacter outside quotes, no ``$``, backquote or backslash inside double quotes, nothing
-but printable characters inside single quotes, one command. Which ``s3`` runs is whichever the worker put
-first on the run's PATH (the kit's own). An allowed call gets no answer at all (exit 0, nothing printed):
-the client's own permission rules still judge it, so the call must pass both.
+but printable characters inside single quotes, one command. Which ``s3`` runs is whichever the worker or
+the reflection runner put first on the run's PATH (the kit's own, ``seal.s3_on_path``). An allowed call
+gets no answer at all (exit 0, nothing printed): the client's own permission rules still judge it, so the
+call must pass both.
 
 It never reads ``SOPHIA_HOOK_GUARD`` (that guard turns the kit's normal hooks off in these runs, not the
 seal). Its own failure denies: :func:`main` turns any error into a deny, and the hook's command line ends in
