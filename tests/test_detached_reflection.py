@@ -163,6 +163,7 @@ def test_a_detached_reflection_runs_sealed_and_applies_its_answer(home: Path, tm
     opt = {a: args[i + 1] for i, a in enumerate(args[:-1]) if i >= cut and a.startswith("--")}
     assert opt["--tools"] == "Bash" and opt["--setting-sources"] == "" and opt["--permission-mode"] == "dontAsk"
     assert opt["--allowedTools"] == "Bash(s3 recall:*),Bash(s3 list:*)" and "--add-dir" not in args
+    assert opt["--model"] == "haiku"  # learning_model: the user's settings (and their model) do not load
     settings = json.loads(opt["--settings"])
     (gate,) = settings["hooks"]["PreToolUse"]
     assert gate["matcher"] == "*" and gate["hooks"][0]["command"].endswith("seal_gate.py recall list || exit 2")

@@ -73,7 +73,7 @@ SETTINGS: tuple[Setting, ...] = (
     S("learning_daily_max_jobs", 20, "int", (0, 1000), doc="at most this many digest jobs run per day"),
     S("learning_daily_max_usd", 0.5, "float", (0.0, 100.0), doc="digests stop for the day once they cost this much (USD)"),
     S("learning_model", "haiku", "name",
-      doc="the model digests run on (`claude --model`): an alias (haiku, sonnet, opus) or a full model name"),
+      doc="the model digests and the detached reflection run on (`claude --model`): an alias (haiku, sonnet, opus) or a full model name"),
     S("learning_exclude_projects", [], "paths",
       doc="projects (absolute paths) never digested; a `.sophia-no-learning` file in a project does the same"),
     S("current_user", "default", "name", doc="which user_models/<name>.json the hooks update"),

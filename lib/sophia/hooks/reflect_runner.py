@@ -145,7 +145,8 @@ def _run(home: Path, task_id: str, prompt: str) -> dict[str, Any] | str:
     """The sealed run's JSON answer, or why there is none."""
     cfg = load_config(home)
     out = headless.run(prompt, home=home, access=seal.args(S3), max_turns=cfg["reflection_max_turns"],
-                       timeout=cfg["reflection_timeout_seconds"])  # checked by load_config; cwd: a fresh folder
+                       timeout=cfg["reflection_timeout_seconds"],  # checked by load_config; cwd: a fresh folder
+                       model=cfg.get("learning_model"))  # the user's settings do not load in a sealed run
     if out.returncode is None:  # it never ran to an exit: no client, cannot start, timed out
         _say(home, f"{task_id} skipped: {out.reason}")
         return out.reason
