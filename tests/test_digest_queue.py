@@ -38,7 +38,8 @@ with open(os.path.join(d, "log"), "a") as f:
 mode = os.environ.get("FAKE_MODE", "ok")
 time.sleep(float(os.environ.get("FAKE_SLEEP", "0")))
 if mode == "sleep_first" and n == 1:
-    open(os.path.join(d, "sleeping"), "w").write(str(os.getpid()))
+    open(os.path.join(d, "sleeping.tmp"), "w").write(str(os.getpid()))
+    os.replace(os.path.join(d, "sleeping.tmp"), os.path.join(d, "sleeping"))  # whole, or not there yet
     time.sleep(120)
 if mode == "login":
     print(json.dumps({{"type": "result", "subtype": "success", "is_error": True, "total_cost_usd": 0,
