@@ -91,11 +91,11 @@ def read_message(message: str | None) -> tuple[str | None, str]:
     fails = _hits("FAILED", cured)
     body = _mask(body, [(a, b) for a, b, _ in fails])
     dones = sorted([*clean, *(d for d in _hits("DONE", body) if not _negated(d, fails, body))])
-    ask = _asks(text)
-    if ask and not dones:
+    ask = "" if dones else _asks(text)
+    if ask:
         return WAITING, ask
-    partial = _find("PARTIAL", body)
-    if partial and (dones or fails):
+    partial = _find("PARTIAL", body) if dones or fails else None
+    if partial:
         return PARTLY, partial[2]
     if fails and dones:
         return _failure_and_success(fails, dones)
