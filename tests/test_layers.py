@@ -18,7 +18,8 @@ LIB = Path(__file__).resolve().parents[1] / "lib"
 # lowest first; a unit may import only units listed before it
 ORDER = [
     # base: standard library only, safe on every hook path
-    "sophia", "errors", "timeutil", "paths", "config_defaults", "atomic", "locking", "redact", "evidence", "kinds",
+    "sophia", "errors", "timeutil", "paths", "config_defaults", "atomic", "locking", "redact", "evidence",
+    "outcome_words", "kinds",
     "migrations",
     "episode_store", "problem", "consistency", "transcript_entries",
     # the pydantic models of the state files and of what the subagents return

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..redact import redact, redact_head, redact_obj
+from . import outcome
 from .words import STOPWORDS
 
 MAX_ACTIONS = 200  # kept in the episode: the first 50 and the last 150
@@ -25,24 +26,6 @@ ACTION_KEYS = ("ts", "tool", "id", "event", "outcome", "verdict", "exit", "durat
                "args_hash")
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_+#.-]{2,}")
-
-_FAIL = re.compile(
-    r"\b(fail(?:ed|s|ure|ing)?|unable|couldn'?t|could not|can(?:no|'|)t|cannot|not able|error(?:s|ed)?|"
-    r"broke(?:n)?|blocked|gave up|give up|unsuccessful|did not work|didn'?t work|not work(?:ing)?|crash(?:ed|es)?)\b",
-    re.I,
-)
-_OK = re.compile(
-    r"\b(done|complete(?:d)?|success(?:ful(?:ly)?)?|succeeded|fixed|resolved|works|working|pass(?:es|ed|ing)?|"
-    r"created|wrote|written|implemented|updated|added|finished|ready|all set)\b",
-    re.I,
-)
-_NEGATED = re.compile(
-    r"\b(no|zero|0|without|never|none of the|not any)\s+(?:\w+\s+){0,2}?"
-    r"(errors?|failures?|fail(?:ed|s|ing)?|issues?|problems?|warnings?)\b",
-    re.I,
-)
-_PARTIAL = re.compile(r"\b(partial(?:ly)?|some of|most of|remaining|still (?:fail|need|todo)|todo|left to do)\b", re.I)
-
 
 def read_buffer(lines: Iterable[bytes | str]) -> list[dict[str, Any]]:
     """Parse buffer lines (one JSON object each); bad lines are skipped."""
@@ -98,128 +81,20 @@ def keywords(goal: str | None, actions: list[dict[str, Any]], files: list[str], 
     return ranked[:limit]
 
 
-_RESOLVED = re.compile(
-    r"\b(?:fix(?:ed|es)?|resolv\w*|handl\w*|solv\w*|address\w*|clean\w* up)\s+(?:\w+\s+){0,3}?"
-    r"(errors?|failures?|bugs?|issues?|problems?|crash\w*)\b",
-    re.I,
-)
-_CODE = re.compile(r"```.*?(?:```|\Z)|`[^`\n]*`", re.S)
 _FENCED = re.compile(r"```.*?(?:```|\Z)", re.S)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _EDGE = re.compile(r"^[^\w(\"'`]+|[^\w)\"'`.!?]+$")  # emoji, markdown marks, ticks and colons at the edges
 _INTERJECTION = re.compile(r"^(?:perfect|great|excellent|ok(?:ay)?|good|awesome|alright|all right)\b[!.,:]*\s*", re.I)
 _INTENT = re.compile(r"^(?:now,? |next,? |first,? )?(?:let me|let's|i'll|i will|i'm going to)\s+", re.I)
-_CONDITIONAL = re.compile(r"\b(?:if|in case|should)\b[^.\n:;]*", re.I)  # "if it still fails, try ..."
-_HEDGED = re.compile(r"\b(should now|to verify|please (?:test|try|check|verify)|if (?:you(?:'re| are)? )?still|"
-                     r"if (?:it|this|that|the \w+) (?:still|doesn'?t|does not|fails))\b", re.I)
-_COMPLAINT = re.compile(
-    r"\b(still (?:not|doesn'?t|does not|fails?|failing|broken|the same|happening|there)|(?:failed|fails|broke) again|"
-    r"(?:does ?n[o']t|did ?n[o']t|is ?n[o']t|not) work(?:ing)?|wrong|not what i|that'?s not|not that|broke(?:n)? (?:it|the)|"
-    r"you (?:forgot|missed|broke|didn'?t)|why (?:is|are|did|does|do) (?:\w+ )?not|same (?:error|problem|issue)|"
-    r"stuck|in a loop|worked up until)\b",
-    re.I,
-)
-_PRAISE = re.compile(r"\b(great|perfect|thanks?|thank you|good (?:job|work)|awesome|nice|works now|it works|"
-                     r"lgtm|excellent|well done|successfully worked)\b", re.I)
 
-SUCCESS, FAILURE, PARTIAL, UNKNOWN = "SUCCESS", "FAILURE", "PARTIAL", "UNKNOWN"
+SUCCESS, FAILURE, PARTIAL, UNKNOWN = outcome.SUCCESS, outcome.FAILURE, outcome.PARTIAL, outcome.UNKNOWN
+judge_outcome = outcome.judge_outcome
 
 
 def classify_outcome(actions: list[dict[str, Any]], last_message: str | None,
                      transcript: dict[str, Any] | None = None) -> str:
-    """SUCCESS / FAILURE / PARTIAL / UNKNOWN (see ``judge_outcome``)."""
+    """SUCCESS / FAILURE / PARTIAL / UNKNOWN (see ``sophia.hooks.outcome.judge_outcome``)."""
     return judge_outcome(actions, last_message, transcript)[0]
-
-
-def judge_outcome(actions: list[dict[str, Any]], last_message: str | None,
-                  transcript: dict[str, Any] | None = None) -> tuple[str, str]:
-    """(outcome, the evidence in a few words), from what the session shows.
-
-    In this order: how it ended (a call still pending, the user's interruption: unfinished); what the
-    last assistant message says (done, failed, work left), checked against the last call, the failure
-    ratio and the user's last prompts (a fresh complaint answered by an unchecked "should now work" is
-    not a success); without a verdict in words, the calls (all failed: FAILURE; the last failed:
-    PARTIAL) and the user's praise. UNKNOWN when none of these tells."""
-    tr = transcript or {}
-    total = len(actions)
-    errors = sum(1 for a in actions if a.get("outcome") == "error")
-    ended = _unfinished(tr)
-    if ended:
-        if total and errors == total:
-            return FAILURE, f"{ended}; every call failed"
-        return (PARTIAL if total > errors else UNKNOWN), ended
-    words = _verdict(last_message)
-    last_failed = bool(actions) and actions[-1].get("outcome") == "error"
-    user = _user_verdict([p for p in tr.get("recent_prompts") or [] if isinstance(p, str)][-2:])
-    if words in ("mixed", "partial"):
-        return PARTIAL, "the last message reports work left or failures beside success"
-    if words == "fail":
-        if errors == total:
-            return FAILURE, "the last message reports failure" + (f"; all {total} calls failed" if total else "")
-        return PARTIAL, f"the last message reports failure; {total - errors} of {total} calls succeeded"
-    if words == "ok":
-        return _claimed(last_message or "", total, errors, last_failed, user)
-    return _silent(total, errors, last_failed, user)
-
-
-def _claimed(last: str, total: int, errors: int, last_failed: bool, user: str | None) -> tuple[str, str]:
-    """The last message says it is done: believe it unless the evidence disagrees."""
-    if last_failed:
-        return PARTIAL, "reported done, but the last call failed"
-    if user == "complaint" and _HEDGED.search(last):
-        return UNKNOWN, "reported done without a check, right after the user said it was not working"
-    if total >= 10 and errors * 2 >= total:
-        return PARTIAL, f"reported done, but {errors} of {total} calls failed"
-    return SUCCESS, "the last message reports it done" + ("; the user approved" if user == "praise" else "")
-
-
-def _silent(total: int, errors: int, last_failed: bool, user: str | None) -> tuple[str, str]:
-    """No verdict in the last message: the calls and the user's words decide, else UNKNOWN."""
-    if total and errors == total:
-        return FAILURE, f"all {total} calls failed"
-    if last_failed:
-        return PARTIAL, "the last call failed"
-    if user == "praise":
-        return SUCCESS, "the user approved"
-    if user == "complaint":
-        return UNKNOWN, "the user's last prompt reported a problem; no answer says it was solved"
-    return UNKNOWN, "no verdict in the last message"
-
-
-def _unfinished(tr: dict[str, Any]) -> str | None:
-    """How the session was cut off, if it was: a tool call never answered, or the user's interruption."""
-    tail = tr.get("tail")
-    pending = tr.get("pending_calls")
-    if tail == "call" and isinstance(pending, dict) and pending:
-        rec = list(pending.values())[-1]
-        what = " ".join(str(rec.get(k) or "") for k in ("tool", "summary")).strip() if isinstance(rec, dict) else ""
-        return f"ended with a {what or 'tool'} call still pending"
-    if tail == "interrupt":
-        return "the user interrupted the last turn"
-    return None
-
-
-def _verdict(last_message: str | None) -> str | None:
-    """What the last assistant message says of the work: ok, fail, mixed, partial or None."""
-    text = _CODE.sub(" ", last_message or "")
-    text = _CONDITIONAL.sub(" ", _RESOLVED.sub(" ", _NEGATED.sub(" ", text)))
-    neg, pos, partial = bool(_FAIL.search(text)), bool(_OK.search(text)), bool(_PARTIAL.search(text))
-    if neg and pos:
-        return "mixed"
-    if partial and (pos or neg):
-        return "partial"
-    return "fail" if neg else "ok" if pos else None
-
-
-def _user_verdict(prompts: list[str]) -> str | None:
-    """The user's latest judgement in their last prompts: complaint or praise (the later one wins)."""
-    verdict = None
-    for p in prompts:
-        text = _CODE.sub(" ", p)
-        c, g = _COMPLAINT.search(text), _PRAISE.search(text)
-        if c or g:
-            verdict = "complaint" if c and (not g or c.start() > g.start()) else "praise"
-    return verdict
 
 
 def _compact_action(a: dict[str, Any]) -> dict[str, Any]:
@@ -339,7 +214,7 @@ def build_episode(
     task = task_prompt(transcript) or goal
     last = _last_message(last_message, transcript)
     files = _files_touched(carry, buffer)
-    outcome, reason = judge_outcome(actions_all, last, transcript)
+    outcome_, reason = judge_outcome(actions_all, last, transcript, turn_ended=bool(last_message))
     ep: dict[str, Any] = {
         "id": episode_id,
         "session_id": session_id,
@@ -353,7 +228,7 @@ def build_episode(
         "chain_of_thought": [redact_head(t, 500) for t in (transcript.get("assistant_texts") or [])[-3:]],
         "actions": redact_obj(_cap_actions(actions_all)),
         "tool_call_count": tool_call_count,
-        "outcome": outcome,
+        "outcome": outcome_,
         "outcome_reason": reason,
         "error_analysis": None,
         "heuristics": list(carry.get("heuristics") or []),
@@ -403,7 +278,7 @@ def headline(message: str | None, limit: int = RESULT_CHARS) -> str:
     sentences = [s for s in sentences if len(s.split()) >= 2]
     if not sentences:
         return ""
-    start = next((i for i, s in enumerate(sentences) if _OK.search(s)), 0)
+    start = next((i for i, s in enumerate(sentences) if outcome.reports_done(s) and not _INTENT.match(s)), 0)
     intent = _INTENT.match(sentences[start])
     if intent:
         return _cut("was about to: " + sentences[start][intent.end():], limit)

@@ -42,6 +42,8 @@ KEEP_ACTIONS_HEAD = 50  # actions derived from tool calls: the first 50 and the 
 KEEP_ACTIONS_TAIL = 150
 KEEP_PENDING = 64  # tool calls still waiting for their result
 KEEP_VERDICTS = 200  # judged outcomes that differ from the client's status, by call id
+CHECKS = ("test", "build", "lint")  # the playbook classes whose run verifies the work
+PROOF_CHARS = 160
 
 
 def new_state(path: str | None = None) -> dict[str, Any]:
@@ -52,6 +54,7 @@ def new_state(path: str | None = None) -> dict[str, Any]:
         "unknown_types": 0, "bad_lines": 0, "skipped_bytes": 0, "note": None,
         "actions": [], "actions_total": 0, "pending_calls": {}, "verdicts": {},
         "interrupts": 0, "tail": None, "first_prompts": [],  # tail: what the main chain last held (prompt/interrupt/text/call/result)
+        "last_check": None,  # the last test/build/lint run: id, check, command, outcome, proof (redacted)
     }
 
 
@@ -201,7 +204,11 @@ def _track_actions(st: dict[str, Any], obj: dict[str, Any]) -> None:
     """Pair tool calls with their results into buffer-shaped actions (the episode's when there is no buffer)."""
     pending = st["pending_calls"]
     for call in tool_calls(obj) if obj.get("type") == "assistant" else ():
-        pending[call["id"]] = call_record(call)
+        pending[call["id"]] = rec = call_record(call)
+        shape = rec.get("shape")  # a shell call's; one that only reads runs no check
+        check = check_run(call["input"].get("command")) if shape and not shape.get("reader") else None
+        if check:
+            rec["check"], rec["check_command"] = check
         st["tail"] = "call"
         while len(pending) > KEEP_PENDING:
             pending.pop(next(iter(pending)))
@@ -215,9 +222,28 @@ def _track_actions(st: dict[str, Any], obj: dict[str, Any]) -> None:
         act = _action(call, result, obj.get("timestamp"), obj.get("sessionId"), ev)
         acts.append(act)
         _judged(st, act, bool(result["error"]), ev.proof)
+        if call.get("check") and act["outcome"] != "skipped":
+            st["last_check"] = {"id": act["id"], "check": call["check"], "command": call.get("check_command"),
+                                "outcome": act["outcome"], "proof": [redact_head(p, PROOF_CHARS) for p in ev.proof]}
         st["actions_total"] += 1
         if len(acts) > KEEP_ACTIONS_HEAD + KEEP_ACTIONS_TAIL:
             del acts[KEEP_ACTIONS_HEAD]
+
+
+def check_run(command: Any) -> tuple[str, str] | None:
+    """(test, build or lint; the command's key, redacted, as ``npm test``) when a shell command runs the
+    project's checks (the playbook's classifier, ``sophia.learning.commands``, on the command it is run
+    for), else None."""
+    if not isinstance(command, str) or not command.strip():
+        return None
+    from ..learning import commands  # only for a shell call that is not read-only
+
+    try:
+        main = commands.Command(command, True).main
+        cls = commands.classify(main) if main else None
+        return (cls, redact_head(commands.command_key(main), 80)) if cls in CHECKS else None
+    except (ValueError, IndexError):  # a command the classifier cannot take apart is no check
+        return None
 
 
 def _judged(st: dict[str, Any], act: dict[str, Any], client_error: bool, proof: list[str]) -> None:
