@@ -62,6 +62,13 @@ HIGH_RISK = {
     rules_self.RULE: "self-protection",
 }
 
+# Programs that print (page, dump, encode, search) the files they are given: judged by those files, as a
+# Read of them is (rules_tools.shell_read). They are no prefilter words (`cat` and `grep` are much of agent
+# traffic): a command reaches them when it names a credential path, which the prefilter flags
+# (rules_tools.prefilter_words(shell=True)).
+READERS = frozenset({"cat", "head", "tail", "less", "more", "bat", "batcat", "nl", "tac", "xxd", "od", "hexdump",
+                     "strings", "base64", "base32", "zcat", "view", "grep", "egrep", "fgrep", "rg", "ag"})
+
 _MKFS = ("mke2fs", "mkswap", "mkntfs", "newfs", "mkdosfs", "mkfs")
 
 
@@ -76,6 +83,10 @@ def dispatch(a: Analyzer, call: Call) -> None:
     rules_exec.downloaded_exec(a, call)
     rules_exec.exfiltration(a, call)
     rules_self.mentions_disable(a, call)
+    if name in READERS:
+        from .rules_tools import shell_read
+
+        shell_read(a, call)
     if name in _TABLE:
         _TABLE[name](a, call)
     elif name.startswith("mkfs") or name in _MKFS:

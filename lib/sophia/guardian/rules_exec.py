@@ -171,6 +171,10 @@ def _copied_secret(a: Analyzer, call: Call) -> str:
     """A secret file or sensitive home path a copy tool sends to another machine."""
     if call.name not in ("scp", "rsync", "rclone", "s3cmd", "sftp", "croc", "wormhole", "transfer"):
         return ""
+    from .rules_fs import rsync_dry_run
+
+    if call.name == "rsync" and rsync_dry_run(call.args):
+        return ""  # lists what it would send, sends nothing
     pos = [x for x in call.args if not x.startswith("-")]
     remote_dest = len(pos) >= 2 and (re.match(r"^[\w.@-]+:", pos[-1]) is not None or "://" in pos[-1])
     if not remote_dest and call.name not in ("croc", "wormhole", "transfer"):
