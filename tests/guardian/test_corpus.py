@@ -47,7 +47,7 @@ def test_corpus_is_large_and_well_formed() -> None:
     for fam in ("rm_recursive", "find_delete", "xargs_rm", "rsync_delete", "interp_rmtree", "disk", "forkbomb",
                 "chmod_chown", "curl_pipe", "git_destructive", "sql_destructive", "sensitive_write",
                 "sensitive_write_tool", "secret_exfil", "kill_all", "history_clear", "crontab", "grey",
-                "key_read", "harmless_key_read", "temp_home", "harmless_temp_home",
+                "scripts", "harmless_scripts", "key_read", "harmless_key_read", "temp_home", "harmless_temp_home",
                 "false_stop"):
         assert fam in cats, fam
     for c in cases:

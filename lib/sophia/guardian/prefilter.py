@@ -28,7 +28,10 @@ _NOT_WORDS = frozenset({"git"})
 #   `git clone https://...`, `aws s3 ls`, a path under ~/.claude) count only at a command position (see the
 #   hook's C and R2).
 COMMAND_ONLY = frozenset({".", "install", "fetch", "http", "https", "links", "GET", "fd", "watch", "transfer",
-                          "az", "xh", "ri", "rd", "del", "erase", "s3", "claude"})
+                          "az", "xh", "ri", "rd", "del", "erase", "s3", "claude", "make", "just", "task"})
+# - a program named by its path (`./scripts/reset.sh`, `bin/setup`): a script the analyzer reads (scripts.py),
+#   flagged at a command position only (a path as an argument is judged by the rule of its program).
+PATH_COMMAND = r"[A-Za-z0-9_.~-]*/[^[:space:];&|()<>]*"
 
 
 def words() -> list[str]:
@@ -51,7 +54,7 @@ def render() -> str:
     from .rules_tools import ID_KEY_ERE, prefilter_words
 
     body = "|".join(_bash_word(w) for w in words())
-    cmd = "|".join(_bash_word(w) for w in sorted(COMMAND_ONLY))
+    cmd = "|".join([*(_bash_word(w) for w in sorted(COMMAND_ONLY)), PATH_COMMAND])
     reads = "|".join([*(re.sub(r"([.+ ])", r"\\\1", w) for w in prefilter_words()), ID_KEY_ERE])
     secrets = "|".join([*(re.sub(r"([.+ ])", r"\\\1", w) for w in prefilter_words(shell=True)), ID_KEY_ERE])
     return ("# shellcheck shell=bash\n"
