@@ -2,7 +2,8 @@
 
 Usage: python bench/guardian_eval.py [CORPUS.jsonl ...] [--misses] [--inproc] [--jobs N]
 
-Each case (JSONL: tool_name, tool_input, cwd, expect deny|ask|allow, category, optional project)
+Each case (JSONL: tool_name, tool_input, cwd, expect deny|ask|allow, category, optional project, home and
+files: the text of files by path relative to the project, written to a temp folder first: ``materialize``)
 becomes a real PreToolUse payload fed to the real hook, ``hooks/guardian_tier1.sh``, as a
 subprocess (``--inproc`` calls the analyzer in-process instead: faster, skips the bash prefilter).
 HOME is taken from the cwd (/home/NAME/...), CLAUDE_PROJECT_DIR from ``project`` or the cwd.
@@ -35,9 +36,33 @@ def payload(case: dict) -> dict:
             "tool_input": case["tool_input"], "tool_use_id": "toolu_eval"}
 
 
+def materialize(case: dict, root: Path) -> dict:
+    """A case with ``files`` (text by path relative to its project) as it runs: the files written under
+    ``root`` (a fresh folder per case), the cwd, the project and the project's paths in the tool input
+    moved there; HOME stays the case's (or its cwd's). Other cases are returned as they are."""
+    files = case.get("files")
+    if not files:
+        return case
+    base = case.get("project") or case["cwd"]
+    real = str(root) + base
+    for rel, text in files.items():
+        path = Path(real, rel)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        if text.startswith("#!"):
+            path.chmod(0o755)
+    m = HOME_OF.match(case["cwd"])
+    moved = {k: v.replace(base, real) if isinstance(v, str) else v for k, v in case["tool_input"].items()}
+    return {**case, "home": case.get("home") or (m.group(1) if m else "/home/dev"), "cwd": str(root) + case["cwd"],
+            "project": real, "tool_input": moved}
+
+
+HOME_OF = re.compile(r"^(/home/[^/]+|/Users/[^/]+|/root)(?:/|$)")
+
+
 def case_env(case: dict, sophia_home: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SOPHIA_", "CLAUDE"))}
-    m = re.match(r"^(/home/[^/]+|/Users/[^/]+|/root)(?:/|$)", case["cwd"])
+    m = HOME_OF.match(case["cwd"])
     env["HOME"] = case.get("home") or (m.group(1) if m else "/home/dev")
     env["CLAUDE_PROJECT_DIR"] = case.get("project") or case["cwd"]
     env["SOPHIA_HOME"] = sophia_home
@@ -71,10 +96,11 @@ def decide_inproc(case: dict, sophia_home: str) -> str:
 
 def evaluate(path: Path, inproc: bool, jobs: int, misses: bool) -> dict:
     cases = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    with tempfile.TemporaryDirectory() as home:
+    with tempfile.TemporaryDirectory() as home, tempfile.TemporaryDirectory() as files:
         fn = decide_inproc if inproc else decide_hook
+        runs = [materialize(c, Path(files, f"c{k}")) for k, c in enumerate(cases)]
         with ThreadPoolExecutor(max_workers=jobs) as pool:
-            got = list(pool.map(lambda c: fn(c, home), cases))
+            got = list(pool.map(lambda c: fn(c, home), runs))
     per: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     tot: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     wrong = []
@@ -104,7 +130,8 @@ def evaluate(path: Path, inproc: bool, jobs: int, misses: bool) -> dict:
           f"harmless {res['harmless']}: false block {res['false_block']:.1%}")
     if misses:
         for c, g in wrong:
-            subj = c["tool_input"].get("command") or c["tool_input"].get("file_path") or c["tool_input"].get("notebook_path")
+            ti = c["tool_input"]
+            subj = ti.get("command") or ti.get("file_path") or ti.get("notebook_path") or ti.get("url") or ti.get("pattern")
             print(f"  MISS expect={c['expect']} got={g} [{c['category']}] {subj!r}")
     return res
 

@@ -103,7 +103,7 @@ places+='|/(etc|usr|bin|sbin|lib[0-9x]*|boot|root|var|opt|proc|sys|srv|mnt|media
 # spellings that can hide a word from the list: expansions, escapes, quotes inside a word, globs/braces next to letters, functions
 # shellcheck disable=SC1003 # backslashes are regex text here, not quote escapes
 hidden='\$|`|\\\\|\\u|[[:alnum:]_](\\"|'"'"')[[:alnum:]_\\'"'"']|\{|\(\)|[[:alnum:]][*?[]|[*?][[:alnum:]]|<\(|>\(|:\(|&[[:space:]]*\}'
-risky="$L($guardian_words)$R|$C($guardian_cmd_words)$R2|$places|$hidden"
+risky="$L($guardian_words)$R|$C($guardian_cmd_words)$R2|$places|$hidden|$guardian_secret_words"
 
 needs_analysis() {
   # $1: the text to scan (JSON-escaped as it arrives)

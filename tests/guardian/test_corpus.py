@@ -8,6 +8,8 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from bench.guardian_eval import materialize
+
 from .conftest import hook_env, payload, read_log, run_hook
 
 CORPUS = Path(__file__).with_name("corpus.jsonl")
@@ -21,19 +23,21 @@ def _cases(path: Path = CORPUS) -> list[dict]:
 
 
 def _decisions(tmp_path: Path, cases: list[dict], **env_of: Callable[[dict], str]) -> list[tuple[dict, str]]:
-    """Each case through the real hook, three at a time; ``env_of`` maps an env var to its value per case.
-    Every run must exit 0 with nothing on stderr."""
+    """Each case through the real hook, three at a time; ``env_of`` maps an env var to its value per case
+    (a case's own ``home`` wins; its ``files`` are written to a folder of its own first). Every run must
+    exit 0 with nothing on stderr."""
     (tmp_path / "sh").mkdir()
 
-    def one(c: dict) -> tuple[dict, str]:
-        env = hook_env(tmp_path / "sh", **{k: f(c) for k, f in env_of.items()})
+    def one(i: int, case: dict) -> tuple[dict, str]:
+        c = materialize(case, tmp_path / "files" / f"c{i}")
+        env = hook_env(tmp_path / "sh", **{k: f(c) for k, f in env_of.items()}, **({"HOME": c["home"]} if "home" in c else {}))
         res = run_hook(payload(c["tool_name"], c["tool_input"], c["cwd"]), env)
         assert res.rc == 0, (c, res.stderr)
         assert res.stderr == "", res.stderr
-        return c, res.decision
+        return case, res.decision
 
     with ThreadPoolExecutor(max_workers=3) as pool:
-        return list(pool.map(one, cases))
+        return list(pool.map(one, range(len(cases)), cases))
 
 
 def test_corpus_is_large_and_well_formed() -> None:
@@ -42,12 +46,17 @@ def test_corpus_is_large_and_well_formed() -> None:
     cats = {c["category"] for c in cases}
     for fam in ("rm_recursive", "find_delete", "xargs_rm", "rsync_delete", "interp_rmtree", "disk", "forkbomb",
                 "chmod_chown", "curl_pipe", "git_destructive", "sql_destructive", "sensitive_write",
-                "sensitive_write_tool", "secret_exfil", "kill_all", "history_clear", "crontab", "grey"):
+                "sensitive_write_tool", "secret_exfil", "kill_all", "history_clear", "crontab", "grey",
+                "scripts", "harmless_scripts", "key_read", "harmless_key_read", "temp_home", "harmless_temp_home",
+                "false_stop"):
         assert fam in cats, fam
     for c in cases:
         assert c["expect"] in ("deny", "ask", "allow")
-        assert c["tool_name"] in ("Bash", "PowerShell", "Write", "Edit", "MultiEdit", "NotebookEdit")
-        assert c["cwd"].startswith("/home/dev/") or re.match(r"^[A-Z]:\\Users\\", c["cwd"])  # a Windows session
+        assert c["tool_name"] in ("Bash", "PowerShell", "Write", "Edit", "MultiEdit", "NotebookEdit", "Read", "Grep",
+                                  "Glob", "WebFetch")
+        assert c["cwd"].startswith("/home/dev/") or re.match(r"^[A-Z]:\\Users\\", c["cwd"]) or (  # a Windows session
+            c.get("home", "").startswith("/tmp/") and c["cwd"].startswith("/tmp/"))  # a home in a temp folder (CI)
+        assert isinstance(c.get("files", {}), dict)
 
 
 def test_every_corpus_case_through_the_real_hook(tmp_path: Path) -> None:

@@ -63,10 +63,12 @@ def test_every_program_a_rule_judges_reaches_the_analyzer(probe_env: dict[str, s
 
 
 def test_everyday_commands_do_not_reach_the_analyzer(probe_env: dict[str, str]) -> None:
-    for cmd in ("git fetch origin", "npm install", "make install", "ls .", "./configure", "go get ./...",
-                "git clone https://github.com/a/b", "npm run watch", "git status"):
+    for cmd in ("git fetch origin", "ls .", "go get ./...", "git clone https://github.com/a/b", "git status",
+                "echo make install", "git commit -m 'just a task'", "ls ./docs", "cat vite.config.ts"):
         assert run_hook(payload(command=cmd), probe_env).decision == "allow", cmd
-    for cmd in (". ./env.sh", "cd x && install -m 755 a b", "timeout 5 fetch http://x", "X=1 watch ls"):
+    # script runners reach it: the analyzer reads what they run (scripts.py)
+    for cmd in (". ./env.sh", "cd x && install -m 755 a b", "timeout 5 fetch http://x", "X=1 watch ls",
+                "npm install", "make install", "./configure", "npm run watch"):
         assert run_hook(payload(command=cmd), probe_env).reason == "reached", cmd
 
 

@@ -62,6 +62,8 @@ class Analyzer:
         self.ctx = ctx
         self.findings: list[Finding] = []
         self._sub_cache: dict[str, tuple[bool, str]] = {}
+        self.dirs: list[str | None] = []  # pushd's stack
+        self.scripts_seen: set[tuple[str, int, str]] = set()  # script lines judged already (scripts.py)
 
     # -- findings -------------------------------------------------------------------------------
     def add(self, level: str, rule: str, why: str, instead: str = "") -> None:
@@ -119,9 +121,16 @@ class Analyzer:
     def _sub_value(self, text: str) -> str:
         """The output of ``$(text)`` when it is knowable (pwd, mktemp, echo ...)."""
         sc = parse(text)
-        if len(sc.commands) != 1 or not sc.commands[0].words:
+        if len(sc.commands) == 2 and sc.commands[0].words and sc.commands[0].words[0].literal() == "cd":
+            return self._cd_pwd(sc)
+        values = {self._one_value(c) for c in sc.commands} if sc.commands else {UNKNOWN}
+        return values.pop() if len(values) == 1 else UNKNOWN  # `$(mktemp -d || mktemp -d -t x)`
+
+    def _one_value(self, cmd: Command) -> str:
+        """What one command of a substitution prints, when it is knowable."""
+        if not cmd.words:
             return UNKNOWN
-        words = [v for w in sc.commands[0].words for v in self.expand(w)]
+        words = [v for w in cmd.words for v in self.expand(w)]
         inv = strip(words)
         if inv.name == "pwd":
             return self.ctx.cwd or UNKNOWN
@@ -137,7 +146,24 @@ class Analyzer:
             return posixpath.dirname(inv.args[-1]) or "."
         if inv.name == "realpath" and inv.args:
             return targets.resolve(self.ctx, inv.args[-1]) or UNKNOWN
+        if inv.name == "find":
+            return self._found(inv.args)
         return UNKNOWN
+
+    def _found(self, args: list[str]) -> str:
+        """``$(find ROOT ...)`` prints paths under ROOT: stands for one of them (a name no glob matches)."""
+        from .rules_fs import find_roots
+
+        roots, _expr = find_roots(args)
+        root = targets.resolve(self.ctx, roots[0]) if len(roots) == 1 else None
+        return posixpath.join(root, "(a path find lists)") if root and UNKNOWN not in root else UNKNOWN
+
+    def _cd_pwd(self, sc: Script) -> str:
+        """``$(cd "$(dirname "$0")" && pwd)``, the way scripts find their own folder: the folder cd goes to."""
+        (cd, pwd) = ([v for w in c.words for v in self.expand(w)[:1]] for c in sc.commands)
+        if cd[:1] != ["cd"] or pwd[:1] != ["pwd"] or len(cd) < 2 or cd[-1].startswith("-") and cd[-1] != "-":
+            return UNKNOWN
+        return targets.resolve(self.ctx, cd[-1]) or UNKNOWN
 
     # -- substitution facts ---------------------------------------------------------------------
     def sub_info(self, text: str) -> tuple[bool, str]:
@@ -226,9 +252,11 @@ class Analyzer:
     def _shell_state(self, inv: Invocation) -> bool:
         """Builtins that change what later commands see (cd, pushd/popd, export...): follow them."""
         if inv.name in ("cd", "pushd", "chdir"):
+            if inv.name == "pushd":
+                self.dirs.append(self.ctx.cwd)
             self._cd(inv.args)
         elif inv.name == "popd":
-            self.ctx.cwd = None
+            self.ctx.cwd = self.dirs.pop() if self.dirs and not inv.args else None
         elif inv.name in ("export", "declare", "typeset", "local"):
             for a in inv.args:
                 if "=" in a and not a.startswith("-"):

@@ -1,7 +1,7 @@
 """Interpreter one-liners (python -c, node -e, ruby -e, perl -e, php -r ...): what they delete or run.
 
-Only code given inline (``-c``/``-e``, heredocs, here-strings, piped text) is read; a script file is
-not opened. Found: tree removal calls (shutil.rmtree, fs.rmSync, FileUtils.rm_rf, File::Path rmtree
+Code given inline (``-c``/``-e``, heredocs, here-strings, piped text) is read whole; of a script file
+(read by :mod:`.scripts`) only the shell commands it hands over as literal text count (``literal_shell``). Found: tree removal calls (shutil.rmtree, fs.rmSync, FileUtils.rm_rf, File::Path rmtree
 ...) with the path they target, shell strings handed to system()/subprocess/exec, and fork loops.
 ``model.eval()`` and other method calls are ordinary code.
 """
@@ -247,3 +247,68 @@ def sends_over_network(code: str) -> bool:
 
 def is_fork_loop(code: str) -> bool:
     return bool(_FORK.search(code))
+
+
+# -- script files -------------------------------------------------------------------------------
+# In a whole Python or Node file only the clearest calls are read: the shell command handed to
+# os.system / subprocess / child_process as a literal string (or a list of literal strings). A command
+# built at run time is not guessed at: a file is a program, not a one-liner.
+_FILE_SHELL = LazyRe(
+    r"\b(?:os\s*\.\s*(?:system|popen)|subprocess\s*\.\s*(?:run|call|check_call|check_output|Popen|getoutput|"
+    r"getstatusoutput)|(?:child_process|cp|childProcess)\s*\.\s*(?:exec|execSync|execFile|execFileSync|spawn|"
+    r"spawnSync)|execSync|execFileSync|spawnSync|shell\s*\.\s*exec)\s*(?=\()")
+_NODE_BARE = LazyRe(r"(?<![.\w])(?:exec|execFile|spawn)\s*(?=\()")
+_COMMENT_LINE = LazyRe(r"^\s*(?:#|//|\*)")
+
+
+def literal_shell(code: str) -> list[tuple[int, str]]:
+    """(offset, command) of each shell command the file hands to a process call as literal text: a
+    string, or a list of strings (the program and its arguments), joined as the shell would see it.
+    ``exec``/``spawn`` alone count in a file that requires child_process."""
+    found = [m for m in _FILE_SHELL.finditer(code)]
+    if "child_process" in code:
+        found += list(_NODE_BARE.finditer(code))
+    out = []
+    for m in sorted(found, key=lambda m: m.start()):
+        line_start = code.rfind("\n", 0, m.start()) + 1
+        if _COMMENT_LINE.match(code[line_start:m.start() + 1]):
+            continue
+        args = _args_text(code, m.end())
+        first = _first_arg(args)
+        cmd = _literal_words(first)
+        if cmd is None:
+            continue
+        rest = _literal_words(_first_arg(args[len(first) + 1:])) if args[len(first):len(first) + 1] == "," else None
+        if rest and args[len(first) + 1:].lstrip().startswith("["):
+            cmd += " " + rest  # spawn('rm', ['-rf', dir]) / execFile(prog, [args])
+        out.append((m.start(), cmd))
+    return out
+
+
+def _literal_words(expr: str) -> str | None:
+    """The shell text of a literal string, or of a list of literal strings; None for anything built."""
+    expr = expr.strip()
+    if expr.startswith("[") and expr.endswith("]"):
+        items, i, inner = [], 0, expr[1:-1]
+        while i < len(inner):
+            j = _scan(inner, i, stop_at=",")
+            items.append(inner[i:j].strip())
+            i = j + 1
+        words = [_one_literal(x) for x in items if x]
+        if not words or any(w is None for w in words):
+            return None
+        return " ".join(_quote(w) for w in words if w is not None)
+    return _one_literal(expr)
+
+
+def _one_literal(expr: str) -> str | None:
+    m = _STRLIT.fullmatch(expr)
+    if not m or expr[:1] in "fF" or expr[:2].lower() in ("rf", "fr"):
+        return None
+    return _literals(expr)[0]
+
+
+def _quote(w: str) -> str:
+    if w and all(c.isalnum() or c in "-_./=:@%+,~" for c in w):
+        return w
+    return "'" + w.replace("'", "'\\''") + "'"

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from . import rules_exec, rules_fs, rules_ps, rules_self, rules_sys, rules_vcs_db
+from . import rules_exec, rules_fs, rules_ps, rules_self, rules_sys, rules_vcs_db, scripts
+from .shell import UNKNOWN
 from .wrappers import INTERPRETERS, NET_FETCHERS, SHELLS, interpreter
 
 TYPE_CHECKING = False  # typing is not imported on the hook path
@@ -41,6 +42,8 @@ _TABLE = {
     "terraform": rules_sys.infra, "tofu": rules_sys.infra, "kubectl": rules_sys.kubectl, "helm": rules_sys.infra,
     "docker": rules_exec.container, "podman": rules_exec.container, "nerdctl": rules_exec.container,
     "aws": rules_exec.cloud, "gsutil": rules_exec.cloud, "gcloud": rules_exec.cloud, "az": rules_exec.cloud,
+    **dict.fromkeys(scripts.PACKAGE_MANAGERS, scripts.package), **dict.fromkeys(scripts.MAKES, scripts.make),
+    "just": scripts.just, "task": scripts.task, "go-task": scripts.task,
     **dict.fromkeys(rules_ps.REMOVE_ITEM, rules_ps.remove_item),
     **rules_self.TABLE,
 }
@@ -62,6 +65,13 @@ HIGH_RISK = {
     rules_self.RULE: "self-protection",
 }
 
+# Programs that print (page, dump, encode, search) the files they are given: judged by those files, as a
+# Read of them is (rules_tools.shell_read). They are no prefilter words (`cat` and `grep` are much of agent
+# traffic): a command reaches them when it names a credential path, which the prefilter flags
+# (rules_tools.prefilter_words(shell=True)).
+READERS = frozenset({"cat", "head", "tail", "less", "more", "bat", "batcat", "nl", "tac", "xxd", "od", "hexdump",
+                     "strings", "base64", "base32", "zcat", "view", "grep", "egrep", "fgrep", "rg", "ag"})
+
 _MKFS = ("mke2fs", "mkswap", "mkntfs", "newfs", "mkdosfs", "mkfs")
 
 
@@ -76,6 +86,10 @@ def dispatch(a: Analyzer, call: Call) -> None:
     rules_exec.downloaded_exec(a, call)
     rules_exec.exfiltration(a, call)
     rules_self.mentions_disable(a, call)
+    if name in READERS:
+        from .rules_tools import shell_read
+
+        shell_read(a, call)
     if name in _TABLE:
         _TABLE[name](a, call)
     elif name.startswith("mkfs") or name in _MKFS:
@@ -83,10 +97,13 @@ def dispatch(a: Analyzer, call: Call) -> None:
     elif name in SHELLS:
         rules_exec.shell(a, call)
     elif interpreter(name):
-        rules_exec.interp(a, call, interpreter(name) or "")
+        if not (name == "bun" and scripts.bun(a, call)):
+            rules_exec.interp(a, call, interpreter(name) or "")
     elif name in NET_FETCHERS:
         rules_exec.fetcher(a, call)
     elif name in a.ctx.functions:
         rules_sys.call_function(a, call)
+    if "/" in call.inv.argv0 and UNKNOWN not in call.inv.argv0 and name not in SHELLS and not interpreter(name):
+        scripts.run_path(a, call)  # ./scripts/reset.sh, ./bin/install: what the file runs
     if name == "xargs-echo":
         return

@@ -171,6 +171,10 @@ def _copied_secret(a: Analyzer, call: Call) -> str:
     """A secret file or sensitive home path a copy tool sends to another machine."""
     if call.name not in ("scp", "rsync", "rclone", "s3cmd", "sftp", "croc", "wormhole", "transfer"):
         return ""
+    from .rules_fs import rsync_dry_run
+
+    if call.name == "rsync" and rsync_dry_run(call.args):
+        return ""  # lists what it would send, sends nothing
     pos = [x for x in call.args if not x.startswith("-")]
     remote_dest = len(pos) >= 2 and (re.match(r"^[\w.@-]+:", pos[-1]) is not None or "://" in pos[-1])
     if not remote_dest and call.name not in ("croc", "wormhole", "transfer"):
@@ -424,22 +428,28 @@ def shell(a: Analyzer, call: Call) -> None:
     if not script_args or script_args[0] == "-" or "-s" in args[:i]:
         _stdin_code(a, call, "sh")
         return
+    if any(x.startswith("-") and not x.startswith("--") and "n" in x for x in args[:i]):
+        return  # `bash -n x.sh`: reads the script, runs nothing
     _run_file_word(a, call, i, via)
 
 
-def _run_file_word(a: Analyzer, call: Call, idx: int, via: str) -> None:
-    """The script argument is a process substitution: judge where its text comes from."""
+def _run_file_word(a: Analyzer, call: Call, idx: int, via: str, lang: str = "sh") -> None:
+    """The script argument: a process substitution is judged by where its text comes from; a file, by
+    what it runs (:mod:`.scripts`)."""
     words = call.cmd.words
     offset = len(words) - len(call.args)
     k = offset + idx
-    if 0 <= k < len(words):
-        for p in words[k].parts:
-            if p.kind == "proc":
-                fetch, _s = a.sub_info(p.text)
-                if fetch:
-                    a.add("deny", "curl_pipe", f"{via} runs a script straight from the network", FETCH_INSTEAD)
-                else:
-                    a.script(_proc_output_as_script(p.text), call.depth + 1)
+    procs = [p for p in words[k].parts if p.kind == "proc"] if 0 <= k < len(words) else []
+    for p in procs:
+        fetch, _s = a.sub_info(p.text)
+        if fetch:
+            a.add("deny", "curl_pipe", f"{via} runs a script straight from the network", FETCH_INSTEAD)
+        else:
+            a.script(_proc_output_as_script(p.text), call.depth + 1)
+    if not procs and idx < len(call.args) and lang in ("sh", "python", "js"):
+        from .scripts import run_file
+
+        run_file(a, call, call.args[idx], call.args[idx + 1:], lang)
 
 
 def _proc_output_as_script(text: str) -> str:
@@ -563,7 +573,7 @@ def interp(a: Analyzer, call: Call, lang: str) -> None:
         if script_idx is None or args[script_idx] == "-":
             _stdin_code(a, call, lang)
         else:
-            _run_file_word(a, call, script_idx, via)
+            _run_file_word(a, call, script_idx, via, lang)
 
 
 # what an interpreter's arguments hold: inline code, the index of a script argument, whether perl edits

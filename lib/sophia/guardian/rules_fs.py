@@ -76,15 +76,22 @@ def _delete_unknown(a: Analyzer, target: str, recursive: bool, via: str, filtere
 def _delete_zone(a: Analyzer, path: str) -> tuple[str, str, bool]:
     """(zone kind, known prefix, whether a broad glob takes everything inside the prefix) of a delete."""
     prefix, wild = targets.known_prefix(path)
-    if targets.in_system_cache(path):
+    if targets.in_cache(a.ctx, path):
         return "system_cache", prefix, False
     if not wild:
         return targets.zone(a.ctx, path).kind, prefix, False
-    seg = path[len(prefix):].lstrip("/").split("/", 1)[0]
-    if seg in _BROAD_GLOB or seg.startswith(UNKNOWN) and seg.strip(UNKNOWN) in ("", "*"):
+    seg, *rest = path[len(prefix):].lstrip("/").split("/")
+    if _broad(seg) and not any(r and not _broad(r) for r in rest):
         return targets.zone(a.ctx, prefix).kind, prefix, True
-    kind = targets.zone(a.ctx, prefix.rstrip("/") + "/" + "_glob_").kind
+    # a narrow glob (``tools-*``), or a broad one narrowed by a name below it (``*/__pycache__``): the
+    # entries it matches lie inside the prefix
+    kind = targets.zone(a.ctx, prefix.rstrip("/") + "/" + "/".join(["_glob_", *rest])).kind
     return ("home_other" if kind == "home_cache" else kind), prefix, False
+
+
+def _broad(seg: str) -> bool:
+    """A path segment that matches every entry of its folder (``*``, ``.*``, an unknown value)."""
+    return seg in _BROAD_GLOB or seg.startswith(UNKNOWN) and seg.strip(UNKNOWN) in ("", "*")
 
 
 def _delete_tree(a: Analyzer, kind: str, shown: str, via: str, filtered: bool, tested: bool) -> None:
@@ -255,8 +262,15 @@ def fd(a: Analyzer, call: Call) -> None:
                 judge_delete(a, root, True, call.show(), filtered=bool(pos))
 
 
+def rsync_dry_run(args: list[str]) -> bool:
+    """``rsync -n``/``--dry-run``: rsync lists what it would do and changes nothing."""
+    return any(x == "--dry-run" or x.startswith("-") and not x.startswith("--") and "n" in x[1:] for x in args)
+
+
 def rsync(a: Analyzer, call: Call) -> None:
     args = call.args
+    if rsync_dry_run(args):
+        return
     deletes = any(x.startswith("--del") or x == "--remove-source-files" for x in args)
     pos = []
     skip = False

@@ -1,8 +1,10 @@
 """Tools other than the shell and file writes: reading credentials, secrets sent to the web, MCP tools.
 
 - Read / Grep / Glob of a private key or a credential store (``~/.ssh/id_*``, ``~/.aws/credentials``,
-  ``.netrc``, password stores, keyrings and keychains, browser profiles) asks; project files,
-  ``.env.example`` and public keys do not.
+  ``~/.kube/config``, ``.netrc``, password stores, keyrings and keychains, browser profiles, the
+  machine's TLS keys; :mod:`.credentials` says which) asks, and so does a shell command that prints one
+  (``cat``, ``head``, ``grep``: dispatch.READERS); project files, ``.env.example``, certificates, public
+  keys and ssh's own config do not.
 - WebFetch / WebSearch whose URL or query carries a secret (a known token format, a secret-named
   parameter, a long high-entropy value in the query string) is denied: it would leave the machine.
 - An MCP tool (``mcp__<server>__<tool>``) asks when its name or its arguments carry a destructive or
@@ -16,33 +18,20 @@ import math
 import re
 from collections import Counter
 
-from . import targets
+from . import credentials, targets
 from .lazyre import LazyRe
+from .shell import UNKNOWN
 
 TYPE_CHECKING = False  # typing is not imported on the hook path
 if TYPE_CHECKING:
     from typing import Any
 
-    from .analyze import Analyzer
+    from .analyze import Analyzer, Call
 
 READ_TOOLS = ("Read", "Grep", "Glob")
 WEB_TOOLS = ("WebFetch", "WebSearch")
-# credential stores under HOME (relative paths; a directory covers what is inside)
-HOME_CREDENTIALS = (
-    ".ssh", ".aws/credentials", ".gnupg", ".password-store", ".local/share/keyrings", "Library/Keychains",
-    ".netrc", ".git-credentials", ".docker/config.json", ".kube/config", ".config/gh/hosts.yml", ".pgpass",
-    ".vault-token", ".config/gcloud", ".azure", ".npmrc", ".pypirc", ".cargo/credentials",
-    ".cargo/credentials.toml", ".mozilla/firefox", ".config/google-chrome", ".config/chromium",
-    ".config/BraveSoftware", "Library/Application Support/Google/Chrome", "Library/Application Support/Firefox",
-    "Library/Cookies", ".thunderbird", ".config/op", ".1password",
-)
-# anywhere: private key and key-store files (public keys and known_hosts are not secret)
-KEY_NAMES = ("id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", ".netrc", ".git-credentials", ".pgpass")
-KEY_EXTS = ("kdbx", "p12", "pfx", "keychain", "keychain-db", "jks", "keystore")
-_KEY_FILE = LazyRe(r"(?:^|/)(?:(?:" + "|".join(map(re.escape, KEY_NAMES)) + r")(?:_sk)?|[^/]*\.(?:"
-                   + "|".join(map(re.escape, KEY_EXTS)) + r"))$")
-_PUBLIC = LazyRe(r"(?:\.pub|known_hosts|authorized_keys|/config)$")
-_WILD = re.compile(r"[*?\[{]")
+# credential stores, key names and extensions: :mod:`.credentials` (re-exported for the prefilter and tests)
+HOME_CREDENTIALS, KEY_NAMES, KEY_EXTS = credentials.HOME_CREDENTIALS, credentials.KEY_NAMES, credentials.KEY_EXTS
 # MCP: words in a tool name or argument that destroy something or send it out
 _VERBS = ("delete", "drop", "destroy", "purge", "truncate", "remove", "force", "merge", "send", "email", "post",
           "publish", "pay", "payment", "transfer", "deploy", "wipe", "erase", "revoke", "kill", "terminate")
@@ -53,10 +42,17 @@ _WORD_SPLIT = re.compile(r"[_\-.\s]+|(?<=[a-z0-9])(?=[A-Z])")
 _QUERY_VALUE = re.compile(r"[?&;][^=&#\s]*=([^&#\s]+)")
 
 
-def prefilter_words() -> list[str]:
-    """What the bash prefilter looks for in a Read/Grep/Glob path: the first folder of every credential
-    store, every key file name and extension (tests/guardian/test_prefilter.py holds them equal)."""
-    words = {c.split("/", 1)[0] for c in HOME_CREDENTIALS} | set(KEY_NAMES) | {"." + e for e in KEY_EXTS}
+# (bash ERE) a key file named ``id_<name>`` with no extension (``id_github``): its content decides
+ID_KEY_ERE = r"(^|/)id_[A-Za-z0-9_-]*([^A-Za-z0-9_./-]|$)"
+
+
+def prefilter_words(shell: bool = False) -> list[str]:
+    """What the bash prefilter looks for in a Read/Grep/Glob path (the first folder of every credential
+    store) or, with ``shell``, in a command (the store's whole path: a command that prints it must reach
+    the analyzer, one that names ``vite.config.ts`` need not); every key file name and extension and the
+    machine's own secrets either way (tests/guardian/test_prefilter.py holds them equal)."""
+    stores = set(HOME_CREDENTIALS) if shell else {c.split("/", 1)[0] for c in HOME_CREDENTIALS}
+    words = stores | set(KEY_NAMES) | {"." + e for e in KEY_EXTS} | set(credentials.SYSTEM_CREDENTIALS)
     return sorted(words)
 
 
@@ -74,20 +70,68 @@ def read_paths(tool: str, tool_input: dict[str, Any]) -> list[str]:
 def credential(a: Analyzer, path: str) -> str | None:
     """Why reading ``path`` reaches a credential (None: it does not)."""
     p = targets.resolve(a.ctx, targets.expand_tilde(a.ctx, path))
-    if p is None:
-        return None
-    fixed = _WILD.split(p, 1)[0].rstrip("/") if _WILD.search(p) else p
-    rel = targets.home_rel(a.ctx, fixed)
-    if rel is not None and not _PUBLIC.search(p):
-        hit = next((c for c in HOME_CREDENTIALS if rel == c or rel.startswith(c + "/")), None)
-        if hit:
-            return f"~/{hit}, a credential store"
-        inside = next((c for c in HOME_CREDENTIALS if rel and c.startswith(rel + "/")), None)
-        if inside:
-            return f"a folder holding ~/{inside}, a credential store"
-    if _KEY_FILE.search(p) and not _PUBLIC.search(p):
-        return f"{p}, a private key or credential file"
-    return None
+    return credentials.why_secret(a.ctx.home, p) if p else None
+
+
+_GREPS = frozenset({"grep", "egrep", "fgrep", "rg", "ag"})
+_PATTERN_OPTS = frozenset({"-e", "--regexp", "-f", "--file"})
+# a grep pattern that looks for a secret (or matches every line)
+_SECRET_PATTERN = LazyRe(r"(?i)token|auth|pass|secret|key|cred|private|begin|session|cookie|bearer|^[.^$*]*$")
+
+
+def shell_read(a: Analyzer, call: Call) -> None:
+    """``cat ~/.ssh/id_rsa``, ``head ~/.kube/config``, ``grep -r token ~/.aws``: a shell command that
+    prints a credential (dispatch.READERS) asks, as a Read of it does (sending it anywhere is denied by
+    the exfiltration rules). What a grep keeps is what it matches: ``grep registry ~/.npmrc``, ``cat
+    ~/.npmrc | grep -i mcp`` show only lines that do not name a secret."""
+    pattern, paths = _grep_operands(call.args) if call.name in _GREPS else (None, _operands(call.args))
+    if pattern is not None and not _shows_secret(call.args, pattern):
+        return
+    paths += [a.expand(r.target)[0] for r in call.cmd.redirs if r.op == "<" and r.target is not None]
+    for p in paths:
+        why = credential(a, p) if p and UNKNOWN not in p else None
+        if why and not _filtered_after(a, call):
+            a.add("ask", "credential_read", f"`{call.show()}` prints {why}",
+                  "Ask the user whether this secret is really needed; never copy it anywhere.")
+            return
+
+
+def _operands(args: list[str]) -> list[str]:
+    return [x for x in args if not x.startswith("-") or x == "-"]
+
+
+def _grep_operands(args: list[str]) -> tuple[str, list[str]]:
+    """(the pattern, the files) of a grep call."""
+    for i, x in enumerate(args):
+        if x in _PATTERN_OPTS and i + 1 < len(args):
+            return ("" if x in ("-f", "--file") else args[i + 1]), _operands(args[:i] + args[i + 2:])
+        if x.startswith(("--regexp=", "--file=")):
+            return ("" if x.startswith("--file=") else x.split("=", 1)[1]), _operands(args[:i] + args[i + 1:])
+    ops = _operands(args)
+    return (ops[0] if ops else ""), ops[1:]
+
+
+def _shows_secret(args: list[str], pattern: str) -> bool:
+    """Whether a grep with these options and pattern may print a secret line: not when it prints only
+    counts or names (-c, -l, -q) or keeps lines that match a pattern naming no secret."""
+    flags = "".join(x[1:] for x in args if x.startswith("-") and not x.startswith("--"))
+    if any(f in flags for f in "clq") or any(x in args for x in ("--count", "--files-with-matches", "--quiet")):
+        return False
+    return "v" in flags or "--invert-match" in args or bool(_SECRET_PATTERN.search(pattern))
+
+
+def _filtered_after(a: Analyzer, call: Call) -> bool:
+    """The output goes straight into a grep that keeps only lines naming no secret."""
+    nxt = [c for c in call.script.pipeline_of(call.cmd) if c.stage == call.cmd.stage + 1]
+    if not nxt:
+        return False
+    from .wrappers import strip
+
+    inv = strip([v for w in nxt[0].words for v in a.expand(w)[:1]])
+    if inv.name not in _GREPS:
+        return False
+    pattern, files = _grep_operands(inv.args)
+    return not files and not _shows_secret(inv.args, pattern)
 
 
 def reads(a: Analyzer, tool: str, tool_input: dict[str, Any]) -> None:
@@ -104,11 +148,31 @@ def _entropy(s: str) -> float:
     return -sum(c / n * math.log2(c / n) for c in Counter(s).values()) if n else 0.0
 
 
+# Keys that are published for anyone to use (api.nasa.gov's DEMO_KEY, Alpha Vantage's `demo`, OpenWeather's
+# and others' documentation samples) and placeholders copied from a page's examples: not secrets.
+_PUBLIC_KEYS = frozenset({"demo_key", "demo", "demo-key", "demokey", "test", "testing", "sample", "example",
+                          "your_api_key", "your-api-key", "yourapikey", "your_key", "your-key", "your_token",
+                          "api_key", "apikey", "token", "key", "secret", "changeme", "placeholder", "public",
+                          "anonymous", "guest", "none", "null"})
+_PLACEHOLDER_VALUE = LazyRe(r"^(?:<[^<>]*>|\{[^{}]*\}|%7B[^&#]*%7D|\$\{?\w+\}?|x{3,}|\*{3,}|\.{3})$", re.I)
+_QUERY_PAIR = LazyRe(r"([?&;][^=&#\s]*=)([^&#\s]*)")
+
+
+def _public_values_out(text: str) -> str:
+    """``text`` without the values of query parameters that hold a published demo key or a placeholder."""
+    if "=" not in text:
+        return text
+    return _QUERY_PAIR.sub(lambda m: m.group(1) if m.group(2).lower() in _PUBLIC_KEYS
+                           or _PLACEHOLDER_VALUE.match(m.group(2)) else m.group(0), text)
+
+
 def carries_secret(text: str) -> str | None:
     """What secret ``text`` (a URL or a query) carries: a known token or secret-named value (the
-    redactor's own patterns), or a long high-entropy value in a query string. None: nothing."""
+    redactor's own patterns), or a long high-entropy value in a query string. None: nothing. A published
+    demo key or a placeholder (``api_key=DEMO_KEY``, ``token=<TOKEN>``) is nothing."""
     from ..redact import redact
 
+    text = _public_values_out(text)
     if redact(text) != text:
         return "a credential (a known token format or a secret-named value)"
     for m in _QUERY_VALUE.finditer(text):

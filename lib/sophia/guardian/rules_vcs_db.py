@@ -268,26 +268,45 @@ def mysql(a: Analyzer, call: Call) -> None:
 
 
 def sqlite(a: Analyzer, call: Call) -> None:
-    args = call.args
-    pos = []
-    skip = False
-    for x in args:
-        if skip:
-            skip = False
-            continue
-        if x in ("-cmd", "-separator", "-newline", "-nullvalue", "-init", "-vfs", "-maxsize", "-lookaside",
-                 "-pagecache", "-mmap"):
-            skip = True
-            if x == "-cmd":
-                skip = False
-                pos.append("")  # placeholder, the next word is SQL
-            continue
-        if x.startswith("-"):
-            continue
-        pos.append(x)
-    texts = [t for t in pos[1:] if t] + _stdin_sql(call)
+    db, texts = _sqlite_args(call.args)
+    texts += _stdin_sql(call)
+    if _scratch_db(a, db) and not any("attach" in t.lower() for t in texts):
+        return
     for t in texts:
         _report_sql(a, call, sql.sql_findings(t))
+
+
+_SQLITE_VALUE_OPTS = frozenset({"-separator", "-newline", "-nullvalue", "-init", "-vfs", "-maxsize", "-lookaside",
+                                "-pagecache", "-mmap"})
+
+
+def _sqlite_args(args: list[str]) -> tuple[str, list[str]]:
+    """(the database file, '' when none; the SQL texts: ``-cmd`` values and the words after the file)."""
+    db: str | None = None
+    texts: list[str] = []
+    i = 0
+    while i < len(args):
+        x = args[i]
+        if x == "-cmd" and i + 1 < len(args):
+            texts.append(args[i + 1])
+        elif x not in _SQLITE_VALUE_OPTS and not x.startswith("-"):
+            if db is None:
+                db = x
+            elif x:
+                texts.append(x)
+            i += 1
+            continue
+        i += 2 if x == "-cmd" or x in _SQLITE_VALUE_OPTS else 1
+    return db or "", texts
+
+
+def _scratch_db(a: Analyzer, db: str) -> bool:
+    """A database nothing else keeps: in memory (no file, ``:memory:``) or a file in a temp folder (an
+    ``ATTACH`` of another file is judged as usual)."""
+    if db in ("", ":memory:"):
+        return True
+    path = targets.resolve(a.ctx, db) if UNKNOWN not in db else None
+    return bool(path) and targets.zone(a.ctx, path or "").kind == "temp"
 
 
 def generic_sql(a: Analyzer, call: Call) -> None:

@@ -70,6 +70,10 @@ HOME_IMPORTANT = frozenset({"Documents", "Desktop", "Pictures", "Music", "Videos
                             "workspace", "Workspace", "go", "bin", "Dropbox", "OneDrive", "Google Drive", "Library",
                             "Applications", "Sites", "notes", "Notes", "Obsidian", "backup", "backups", "Backups",
                             "snap", "Zotero", "Calibre Library", "Mail", "data"})
+# The user's cache folders (XDG's ~/.cache, macOS's ~/Library/Caches), the home's /var/cache: what is
+# inside is rebuilt by the tool that put it there, so deleting inside them is allowed (the folders
+# themselves are asked about, as home caches below).
+HOME_CACHE_ROOTS = (".cache", "Library/Caches")
 # Home children that are caches: deleting them is a grey zone, not a disaster.
 HOME_CACHES = frozenset({".cache", ".npm", ".yarn", ".pnpm-store", ".gradle", ".m2", ".ivy2", ".nuget",
                          ".cargo", ".rustup", ".pyenv", ".nvm", ".bun", ".deno", ".expo", ".android",
@@ -214,13 +218,22 @@ def _rel_matches(rel: str, entries: tuple[str, ...]) -> bool:
 
 
 def in_temp(ctx: Ctx, path: str) -> str | None:
-    """'inside' (strictly inside a temp dir), 'root' (a temp dir itself) or None."""
+    """'inside' (strictly inside a temp dir), 'root' (a temp dir itself) or None.
+
+    A home inside a temp folder (``HOME=/tmp/...``, as containers and CI often have) is a home: its paths
+    are judged by the home's rules (credentials, start-up files, its top folders), not as scratch, except
+    inside a temp folder of its own (Claude Code's task folders, a ``TMPDIR`` under it)."""
+    best = ""
     for t in ctx.tmpdirs:
         if path == t:
             return "root"
-        if path.startswith(t + "/"):
-            return "inside"
-    return None
+        if path.startswith(t + "/") and len(t) > len(best):
+            best = t
+    if not best:
+        return None
+    if ctx.home.startswith(best + "/") and _under(path, ctx.home):
+        return None
+    return "inside"
 
 
 def is_disk_device(path: str) -> bool:
@@ -324,9 +337,12 @@ def _elsewhere_zone(path: str) -> str:
     return "elsewhere"
 
 
-def in_system_cache(path: str) -> bool:
-    """Strictly inside one of the machine's caches (SYSTEM_CACHES)."""
-    return any(path.startswith(c + "/") for c in SYSTEM_CACHES)
+def in_cache(ctx: Ctx, path: str) -> bool:
+    """Strictly inside one of the machine's caches (SYSTEM_CACHES) or the user's (HOME_CACHE_ROOTS)."""
+    if any(path.startswith(c + "/") for c in SYSTEM_CACHES):
+        return True
+    rel = home_rel(ctx, path) or ""
+    return any(rel.startswith(c + "/") for c in HOME_CACHE_ROOTS) and _fixed_zone(ctx, path) != "kit"
 
 
 def system_write_denied(path: str) -> bool:
