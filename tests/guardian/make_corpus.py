@@ -638,5 +638,7 @@ cases.append({"tool_name": "Write", "tool_input": {"file_path": f"{P}/.claude/se
 cases.append({"tool_name": "Edit", "tool_input": {"file_path": f"{P}/config/app.json", "old_string": '"debug": false',
               "new_string": '"debug": true'}, "cwd": P, "expect": A, "category": "ordinary"})
 
+__import__("cases_remote").add(bash)  # issue 28: remote data loss, disks and volumes (tests/guardian/cases_remote.py)
+
 OUT.write_text("".join(json.dumps(c) + "\n" for c in cases))
 print(f"wrote {len(cases)} cases to {OUT}")

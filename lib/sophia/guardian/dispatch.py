@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import rules_exec, rules_fs, rules_ps, rules_self, rules_sys, rules_vcs_db
+from . import rules_exec, rules_fs, rules_ps, rules_remote, rules_self, rules_sys, rules_vcs_db
 from .wrappers import INTERPRETERS, NET_FETCHERS, SHELLS, interpreter
 
 TYPE_CHECKING = False  # typing is not imported on the hook path
@@ -38,10 +38,9 @@ _TABLE = {
     "pgcli": rules_vcs_db.generic_sql, "mycli": rules_vcs_db.generic_sql, "litecli": rules_vcs_db.generic_sql,
     "eval": rules_exec.eval_, "source": rules_exec.source, ".": rules_exec.source,
     "su": rules_exec.su, "watch": rules_exec.watch, "ssh": rules_exec.ssh,
-    "terraform": rules_sys.infra, "tofu": rules_sys.infra, "kubectl": rules_sys.kubectl, "helm": rules_sys.infra,
     "docker": rules_exec.container, "podman": rules_exec.container, "nerdctl": rules_exec.container,
-    "aws": rules_exec.cloud, "gsutil": rules_exec.cloud, "gcloud": rules_exec.cloud, "az": rules_exec.cloud,
     **dict.fromkeys(rules_ps.REMOVE_ITEM, rules_ps.remove_item),
+    **rules_remote.TABLE,
     **rules_self.TABLE,
 }
 
@@ -76,6 +75,8 @@ def dispatch(a: Analyzer, call: Call) -> None:
     rules_exec.downloaded_exec(a, call)
     rules_exec.exfiltration(a, call)
     rules_self.mentions_disable(a, call)
+    if name in rules_remote.HTTP_CLIENTS:
+        rules_remote.http(a, call)
     if name in _TABLE:
         _TABLE[name](a, call)
     elif name.startswith("mkfs") or name in _MKFS:
@@ -86,6 +87,8 @@ def dispatch(a: Analyzer, call: Call) -> None:
         rules_exec.interp(a, call, interpreter(name) or "")
     elif name in NET_FETCHERS:
         rules_exec.fetcher(a, call)
+    elif name in rules_remote.LAUNCHERS:
+        rules_remote.launched(a, call)
     elif name in a.ctx.functions:
         rules_sys.call_function(a, call)
     if name == "xargs-echo":

@@ -28,7 +28,8 @@ _NOT_WORDS = frozenset({"git"})
 #   `git clone https://...`, `aws s3 ls`, a path under ~/.claude) count only at a command position (see the
 #   hook's C and R2).
 COMMAND_ONLY = frozenset({".", "install", "fetch", "http", "https", "links", "GET", "fd", "watch", "transfer",
-                          "az", "xh", "ri", "rd", "del", "erase", "s3", "claude"})
+                          "az", "xh", "ri", "rd", "del", "erase", "s3", "claude", "op", "fly", "mc", "sam", "vault",
+                          "java", "bq", "oci", "oc", "bw", "neon"})
 
 
 def words() -> list[str]:

@@ -1,5 +1,5 @@
 """Disks, processes and the machine: dd/mkfs/wipefs/shred/blkdiscard, fork bombs, kill -1, history -c,
-crontab -r, power and infrastructure teardown."""
+crontab -r, power."""
 
 from __future__ import annotations
 
@@ -251,24 +251,3 @@ def systemctl(a: Analyzer, call: Call) -> None:
     if any(x in ("poweroff", "reboot", "halt", "kexec", "suspend", "hibernate", "rescue", "emergency")
            for x in call.args):
         a.add("ask", "power", f"`{call.show()}` shuts down or restarts the machine")
-
-
-def infra(a: Analyzer, call: Call) -> None:
-    args = call.args
-    name = call.name
-    if name in ("terraform", "tofu") and ("destroy" in args or ("apply" in args and "-destroy" in args)):
-        a.add("ask", "infra", f"`{call.show()}` destroys managed infrastructure", "Let the user run it.")
-    elif name == "kubectl" and "delete" in args and any(
-            x in ("namespace", "ns", "--all", "-A", "--all-namespaces", "pv", "pvc", "node", "nodes") for x in args):
-        a.add("ask", "infra", f"`{call.show()}` deletes cluster resources", "Let the user run it.")
-    elif name == "helm" and ("uninstall" in args or "delete" in args):
-        a.add("ask", "infra", f"`{call.show()}` removes a release")
-
-
-def kubectl(a: Analyzer, call: Call) -> None:
-    if call.args[:1] == ["exec"]:
-        from .rules_exec import container
-
-        container(a, call)
-    else:
-        infra(a, call)
