@@ -1,9 +1,10 @@
-"""Corpus cases for remote data loss (service CLIs and HTTP APIs).
+"""Corpus cases for remote data loss (service CLIs and HTTP APIs) and for disks and volumes.
 
 Written from each tool's own documentation (its subcommands, the options that make a call destructive,
 its dry runs and read-only subcommands) and from how the damage happens; each dangerous family has its
 harmless twins, the everyday calls that look alike. ``add(bash)`` appends them through make_corpus's
-``bash(cmd, expect, category)``. Categories: ``remote_delete`` / ``harmless_remote`` (issue 28, class 1).
+``bash(cmd, expect, category)``. Categories: ``remote_delete`` / ``harmless_remote`` (issue 28, class 1)
+and ``disk_volume`` / ``harmless_disk`` (class 4).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Callable
 
 D, Q, A = "deny", "ask", "allow"
 R, RH = "remote_delete", "harmless_remote"
+V, VH = "disk_volume", "harmless_disk"
 
 # (command, expected) per family; the harmless twins are in the same lists, expected "allow"
 CLOUD = [
@@ -233,8 +235,46 @@ INFRA = [
     ("vagrant destroy -f", Q), ("vagrant up", A), ("nomad job stop -purge api", Q), ("nomad job stop api", A),
 ]
 
+DISKS = [
+    ("sudo mdadm --stop /dev/md0", Q), ("mdadm --manage /dev/md0 --remove /dev/sdb1", Q),
+    ("mdadm /dev/md0 --fail /dev/sdc1", Q), ("sudo mdadm --zero-superblock /dev/sdb1", D),
+    ("mdadm --detail /dev/md0", A), ("mdadm --examine /dev/sdb1", A), ("cat /proc/mdstat", A),
+    ("sudo btrfs subvolume delete /mnt/data/@snapshots/2024-01-01", Q), ("btrfs sub del /mnt/pool/old", Q),
+    ("sudo btrfs device remove /dev/sdc /mnt/pool", Q), ("sudo btrfs check --repair /dev/sdb1", D),
+    ("btrfs subvolume list /mnt/data", A), ("btrfs subvolume snapshot -r /mnt/data /mnt/data/@snap", A),
+    ("sudo btrfs check --readonly /dev/sdb1", A), ("btrfs filesystem usage /mnt/data", A),
+    ("sudo dmsetup remove_all", Q), ("sudo dmsetup remove vg-lv", Q), ("sudo dmsetup wipe_table crypt1", Q),
+    ("sudo dmsetup ls", A), ("sudo dmsetup info", A), ("sudo dmsetup table", A),
+    ("sudo lvreduce -L 20G /dev/vg0/data", D), ("sudo lvreduce -r -L 20G /dev/vg0/data", Q),
+    ("sudo lvresize -L -10G /dev/vg0/data", D), ("sudo lvremove -y /dev/vg0/data", D), ("sudo vgremove vg0", D),
+    ("sudo pvremove /dev/sdb", D), ("sudo lvextend -L +10G -r /dev/vg0/data", A), ("sudo lvresize -L +5G /dev/vg0/data", A),
+    ("sudo lvs", A), ("sudo vgdisplay vg0", A), ("sudo lvremove --test /dev/vg0/data", A),
+    ("sudo nbd-client -d /dev/nbd0", Q), ("sudo nbd-client localhost 10809 /dev/nbd0", A),
+    ("sudo zpool destroy tank", D), ("sudo zpool labelclear -f /dev/sdb", D), ("zfs destroy -r tank/home", D),
+    ("zfs rollback -r tank/home@yesterday", Q), ("zfs destroy -nv tank/home@old", A), ("zpool status tank", A),
+    ("zfs list -t snapshot", A), ("zfs snapshot tank/home@now", A),
+    ("sudo cryptsetup luksErase /dev/sdb1", D), ("sudo cryptsetup erase /dev/sdb1", D),
+    ("sudo cryptsetup -q luksFormat /dev/sdb1", D), ("sudo cryptsetup luksRemoveKey /dev/sdb1", Q),
+    ("sudo cryptsetup luksDump /dev/sdb1", A), ("sudo cryptsetup open /dev/sdb1 secure", A),
+    ("sudo cryptsetup status secure", A),
+    ("sudo sgdisk --zap-all /dev/sdb", D), ("sudo sgdisk -Z /dev/nvme1n1", D), ("sudo sgdisk -o /dev/sdb", D),
+    ("sudo sgdisk -p /dev/sda", A), ("sudo sgdisk --backup=/tmp/sda.gpt /dev/sda", A), ("sudo sgdisk -v /dev/sda", A),
+    ("sudo sfdisk --delete /dev/sdb 2", D), ("sudo sfdisk -d /dev/sda > /tmp/sda.table", A),
+    ("sudo blkdiscard /dev/nvme1n1", D), ("sudo blkdiscard -f /dev/sdb", D),
+    ("sudo parted /dev/sdb rm 1", D), ("sudo parted -s /dev/sdb mklabel gpt", D), ("sudo parted -l", A),
+    ("sudo parted /dev/sda print", A),
+    ("sudo badblocks -wsv /dev/sdb", D), ("sudo badblocks -sv /dev/sdb", A),
+    ("sudo nvme format /dev/nvme1n1 --ses=1", D), ("sudo nvme list", A), ("sudo nvme smart-log /dev/nvme0", A),
+    ("sudo xfs_repair -L /dev/sdb1", Q), ("sudo xfs_repair -n /dev/sdb1", A),
+    ("sudo zpool create tank mirror /dev/sdb /dev/sdc", D), ("sudo zpool create -f tank sdb", D),
+    ("sudo zpool create buildpool /tmp/zfs-buildpool.img", A), ("sudo vgreduce --removemissing --force vg0", D),
+    ("sudo vgreduce vg0 /dev/sdc", A), ("sudo pvcreate /dev/sdb", Q), ("sudo pvs", A),
+    ("diskutil eraseDisk APFS Blank disk4", D), ("diskutil apfs deleteContainer disk4", D), ("diskutil list", A),
+]
+
+
 def add(bash: Callable[[str, str, str], None]) -> None:
-    groups = (((CLOUD, SECRETS, BACKUPS, QUEUES, SEARCH, FORGES, INFRA), R, RH),)
+    groups = (((CLOUD, SECRETS, BACKUPS, QUEUES, SEARCH, FORGES, INFRA), R, RH), ((DISKS,), V, VH))
     for lists, bad, good in groups:
         for cases in lists:
             for cmd, expect in cases:

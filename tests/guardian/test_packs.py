@@ -1,11 +1,11 @@
-"""The destructive-subcommand tables (packs.py, rules_remote.PACKS): how a rule matches,
+"""The destructive-subcommand tables (packs.py, rules_remote.PACKS, rules_sys.DISKS): how a rule matches,
 and that every program of a table is judged and reaches the analyzer."""
 
 from __future__ import annotations
 
 import pytest
 
-from sophia.guardian import dispatch, packs, prefilter, rules_remote
+from sophia.guardian import dispatch, packs, prefilter, rules_remote, rules_sys
 from sophia.guardian.analyze import analyze_tool
 from sophia.guardian.packs import Pack, rule
 
@@ -54,7 +54,7 @@ def test_safe_options_are_only_taken_as_spelled() -> None:
 
 def test_every_table_is_well_formed_and_every_program_is_judged() -> None:
     progs = dispatch.programs()
-    for table in (rules_remote.PACKS,):
+    for table in (rules_remote.PACKS, rules_sys.DISKS):
         for name, pack in table.items():
             assert name in progs, name  # judged, so a prefilter word (test_prefilter proves it reaches Python)
             assert pack.rules, name
