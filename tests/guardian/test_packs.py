@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from sophia.guardian import dispatch, packs, prefilter, rules_remote, rules_sys
+from sophia.guardian import dispatch, packs, rules_remote, rules_sys
 from sophia.guardian.analyze import analyze_tool
 from sophia.guardian.packs import Pack, rule
 
-from .conftest import PROJECT
+from .conftest import PROJECT, payload, run_hook
 
 TOY = Pack([
     rule("s3 rm", "ask", "deletes objects"),
@@ -62,7 +62,27 @@ def test_every_table_is_well_formed_and_every_program_is_judged() -> None:
                 assert level in ("ask", "deny") and what and not what.endswith("."), (name, words)
                 assert all(f == " ".join(f.split()) for f in (words, opts, unless)), (name, words)
     assert "java" in progs and "firebase-tools" in progs  # the Jenkins CLI's launcher, an npm package name
-    assert {"op", "vault", "fly", "mc", "java"} <= prefilter.COMMAND_ONLY  # everyday words count only as commands
+
+
+def _sample(name: str, words: str, opts: str) -> str:
+    """A command one rule matches: the first spelling of each word and of the first options."""
+    parts = [name]
+    for w in words.split():
+        alt = w.split("|")[0]
+        parts += [] if alt == "**" else ["x" if alt == "*" else alt.replace("*", "x")]
+    for o in opts.split()[:1]:
+        parts += [p.replace("=", " ") for p in o.split("+")]
+    return " ".join(parts)
+
+
+def test_every_rule_of_the_remote_table_reaches_the_analyzer(probe_env: dict[str, str]) -> None:
+    """The remote programs' names are no prefilter words: each rule's call must hold a stem or trigger."""
+    samples = {_sample(n, w, o) for n, pack in rules_remote.PACKS.items() for w, _l, _what, o, _u in pack.rules}
+    assert len(samples) > 150
+    missed = sorted(c for c in samples if run_hook(payload(command=c), probe_env).reason != "reached")
+    assert missed == []
+    for cmd in samples:  # and each sample is one its rule stops
+        assert _level(cmd) != "allow", cmd
 
 
 def _level(cmd: str) -> str:

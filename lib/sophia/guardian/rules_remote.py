@@ -228,6 +228,15 @@ _FORGES = {
                      rule("** delete", A, "deletes Railway resources")]),
 }
 
+_KUBE_RULES = [
+    rule("delete ns|namespace|namespaces|pv|persistentvolume|persistentvolumes|pvc|persistentvolumeclaim|"
+         "persistentvolumeclaims|node|nodes|no|crd|crds|customresourcedefinition|customresourcedefinitions",
+         A, "deletes cluster resources and the data they hold"),
+    rule("delete", A, "deletes every resource of a kind", opts="--all -A --all-namespaces"),
+]
+_KUBE_SAFE = "-h --help --dry-run --dry-run=client --dry-run=server"
+_KUBE_TAKES = ("-n --namespace --context --kubeconfig --cluster --user -s --server --token -l --selector -o --output "
+               "-f --filename --as --grace-period --timeout --field-selector -c --container")
 _TERRAFORM = Pack([
     rule("destroy", A, "destroys managed infrastructure"),
     rule("destroy", D, "destroys managed infrastructure without asking", opts="-auto-approve --auto-approve"),
@@ -268,25 +277,26 @@ _INFRA = {
     "vagrant": Pack([rule("destroy", A, "destroys a virtual machine and its disks")]),
     "nomad": Pack([rule("job stop", A, "stops a job and purges it", opts="-purge"),
                    rule("volume|namespace delete", A, "deletes a Nomad volume or namespace")], clusters=False),
-    "kubectl": Pack([
-        rule("delete ns|namespace|namespaces|pv|persistentvolume|persistentvolumes|pvc|persistentvolumeclaim|"
-             "persistentvolumeclaims|node|nodes|no|crd|crds|customresourcedefinition|customresourcedefinitions",
-             A, "deletes cluster resources and the data they hold"),
-        rule("delete", A, "deletes every resource of a kind", opts="--all -A --all-namespaces"),
-    ], safe="-h --help --dry-run --dry-run=client --dry-run=server", takes="-n --namespace --context --kubeconfig "
-        "--cluster --user -s --server --token -l --selector -o --output -f --filename --as --grace-period "
-        "--timeout --field-selector -c --container"),
+    "kubectl": Pack(_KUBE_RULES, safe=_KUBE_SAFE, takes=_KUBE_TAKES),
+    "oc": Pack([rule("delete project|projects", A, "deletes an OpenShift project and everything in it"), *_KUBE_RULES],
+               safe=_KUBE_SAFE, takes=_KUBE_TAKES),
     "helm": Pack([rule("uninstall|delete|del|un", A, "removes a release and its resources")],
                  safe="-h --help --dry-run", takes="-n --namespace --kube-context --kubeconfig"),
 }
 
 PACKS: dict[str, Pack] = {**_CLOUD, **_SECRETS, **_BACKUPS, **_QUEUES, **_FORGES, **_INFRA}
 PACKS["flyctl"] = PACKS["fly"]
-PACKS["oc"] = Pack([rule("delete project|projects", A, "deletes an OpenShift project and everything in it"),
-                    *PACKS["kubectl"].rules], safe=" ".join(PACKS["kubectl"].safe), takes=" ".join(PACKS["kubectl"].takes))
 # npm packages whose program has another name (`npx firebase-tools ...` runs `firebase`)
 PACKAGES = {"firebase-tools": "firebase", "netlify-cli": "netlify", "aws-cdk": "cdk", "@railway/cli": "railway",
-            "@vercel/cli": "vercel", "supabase": "supabase", "serverless": "serverless"}
+            "@vercel/cli": "vercel"}
+# What every destructive call of a PACKS program holds, for the bash prefilter (which flags these instead of
+# the programs' names, as it flags git's subcommands: `aws s3 ls` or `gh pr view` never starts Python):
+# STEMS anywhere in the command (`delete-bucket`, `batch-delete-image`, `_delete_by_query`, `-XDELETE`), and
+# TRIGGERS as whole words. tests/guardian/test_packs.py holds every rule of PACKS to one, through the real hook.
+STEMS = ("delet", "destroy", "purge", "remove", "terminate-", "deregister-", "force_reset", "trim-prefix",
+         "--no-backup")
+TRIGGERS = ("rb", "del", "rmm", "un", "forget", "prune", "compact", "sync", "cleanup", "down", "clear", "unset",
+            "revoke", "disable", "uninstall")
 LAUNCHERS = frozenset({"npx", "bunx", "pnpx"})
 HTTP_CLIENTS = frozenset({"curl", "curlie", "wget", "http", "https", "httpie", "xh"})
 # programs that run another command after `--` with secrets in its environment
