@@ -118,12 +118,13 @@ _BACKUPS = {
     "restic": Pack([
         rule("forget", A, "removes backup snapshots"),
         rule("forget", D, "removes backup snapshots and prunes their data for good", opts="--prune"),
+        rule("forget", D, "removes every snapshot of the groups it names", opts="--unsafe-allow-remove-all"),
         rule("prune", A, "deletes the data of forgotten snapshots for good"),
         rule("key remove|rm", A, "removes a repository key"),
     ], safe="-h --help -n --dry-run", takes="-r --repo --repository-file -p --password-file "
         "--password-command --cache-dir -o --option --limit-upload --limit-download --cacert --tls-client-cert"),
     "borg": Pack([
-        rule("delete", A, "deletes backup archives (or the whole repository)"),
+        rule("delete", A, "deletes backup archives", unless="--cache-only"),
         rule("prune", A, "deletes old backup archives"),
         rule("compact", A, "frees the space of deleted archives: they cannot be restored after it"),
         rule("rdelete|repo-delete", D, "deletes the whole backup repository"),
@@ -145,7 +146,9 @@ _BACKUPS = {
 _KAFKA_TAKES = "--bootstrap-server --topic --zookeeper --command-config --offset-json-file --group"
 _QUEUES = {
     **dict.fromkeys(("kafka-topics", "kafka-topics.sh"), Pack(
-        [rule("", A, "deletes a Kafka topic and its messages", opts="--delete")], safe="--help -h --list --describe",
+        [rule("", A, "deletes a Kafka topic and its messages", opts="--delete"),
+         rule("", D, "deletes every Kafka topic", opts="--delete+--topic=.* --delete+--topic=*")],
+        safe="--help -h --list --describe",
         takes=_KAFKA_TAKES)),
     **dict.fromkeys(("kafka-delete-records", "kafka-delete-records.sh"), Pack(
         [rule("", A, "deletes records from Kafka partitions")], safe="--help -h", takes=_KAFKA_TAKES)),
@@ -286,6 +289,7 @@ _INFRA = {
 
 PACKS: dict[str, Pack] = {**_CLOUD, **_SECRETS, **_BACKUPS, **_QUEUES, **_FORGES, **_INFRA}
 PACKS["flyctl"] = PACKS["fly"]
+PACKS["helm3"] = PACKS["helm"]
 # npm packages whose program has another name (`npx firebase-tools ...` runs `firebase`)
 PACKAGES = {"firebase-tools": "firebase", "netlify-cli": "netlify", "aws-cdk": "cdk", "@railway/cli": "railway",
             "@vercel/cli": "vercel"}
@@ -320,6 +324,8 @@ def judge(a: Analyzer, call: Call) -> None:
     packs.judge(a, call, PACKS[name], RULE, INSTEAD)
     if name == "wrangler":
         _wrangler_sql(a, call)
+    elif name == "borg":
+        _borg_repository(a, call)
 
 
 def java(a: Analyzer, call: Call) -> None:
@@ -362,6 +368,19 @@ def _inner(a: Analyzer, call: Call, words: list[str]) -> None:
 
     if words:
         a.script(" ".join(_quote(w) for w in words), call.depth + 1)
+
+
+_BORG_ARCHIVES = ("-r", "--repo", "-a", "--glob-archives", "--match-archives", "--first", "--last", "--older",
+                  "--newer", "--oldest", "--newest", "--cache-only", "-n", "--dry-run", "-h", "--help")
+
+
+def _borg_repository(a: Analyzer, call: Call) -> None:
+    """``borg delete REPO`` (borg 1: a repository and no ``::archive``, no archive filter) deletes the
+    whole repository, not an archive."""
+    pos = packs.positionals(PACKS["borg"], call.args)
+    if pos[:1] == ["delete"] and len(pos) <= 2 and not any("::" in p for p in pos) and not any(
+            x.split("=", 1)[0] in _BORG_ARCHIVES for x in call.args):
+        a.add(D, RULE, f"`{call.show()}` deletes the whole backup repository", INSTEAD)
 
 
 def _wrangler_sql(a: Analyzer, call: Call) -> None:
