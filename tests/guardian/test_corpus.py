@@ -42,7 +42,8 @@ def test_corpus_is_large_and_well_formed() -> None:
     cats = {c["category"] for c in cases}
     for fam in ("rm_recursive", "find_delete", "xargs_rm", "rsync_delete", "interp_rmtree", "disk", "forkbomb",
                 "chmod_chown", "curl_pipe", "git_destructive", "sql_destructive", "sensitive_write",
-                "sensitive_write_tool", "secret_exfil", "kill_all", "history_clear", "crontab", "grey"):
+                "sensitive_write_tool", "secret_exfil", "kill_all", "history_clear", "crontab", "grey",
+                "remote_delete", "harmless_remote", "disk_volume", "harmless_disk"):
         assert fam in cats, fam
     for c in cases:
         assert c["expect"] in ("deny", "ask", "allow")
