@@ -92,7 +92,8 @@ shopt -s nocasematch
 L='(^|[^A-Za-z0-9_.-]|\\[nrt])'
 R='([^A-Za-z0-9_-]|$)'
 # programs a rule judges (generated from the rule table: lib/sophia/guardian/prefilter.py); the
-# command-only ones count after a separator, a wrapper, a number or an assignment only
+# command-only ones count after a separator, a wrapper, a number or an assignment only; the stems of the
+# remote table's destructive calls (delete, destroy, purge...) count anywhere
 # shellcheck source=hooks/lib/guardian_words.sh
 . "$here/lib/guardian_words.sh" 2>/dev/null || ask "its word list hooks/lib/guardian_words.sh is missing"
 C='(^|[;&|({!`]|\\n|(^|[[:space:]])(do|then|else|env|nice|nohup|time|timeout|ionice|stdbuf|flock|command|builtin|[A-Za-z_][A-Za-z0-9_]*=[^[:space:]]*|[0-9]+[a-z]*))[[:space:]]*'
@@ -103,7 +104,7 @@ places+='|/(etc|usr|bin|sbin|lib[0-9x]*|boot|root|var|opt|proc|sys|srv|mnt|media
 # spellings that can hide a word from the list: expansions, escapes, quotes inside a word, globs/braces next to letters, functions
 # shellcheck disable=SC1003 # backslashes are regex text here, not quote escapes
 hidden='\$|`|\\\\|\\u|[[:alnum:]_](\\"|'"'"')[[:alnum:]_\\'"'"']|\{|\(\)|[[:alnum:]][*?[]|[*?][[:alnum:]]|<\(|>\(|:\(|&[[:space:]]*\}'
-risky="$L($guardian_words)$R|$C($guardian_cmd_words)$R2|$places|$hidden|$guardian_secret_words"
+risky="$L($guardian_words)$R|$C($guardian_cmd_words)$R2|$places|$hidden|$guardian_secret_words${guardian_stems:+|$guardian_stems}"
 
 needs_analysis() {
   # $1: the text to scan (JSON-escaped as it arrives)

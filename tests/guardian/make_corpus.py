@@ -641,6 +641,7 @@ cases.append({"tool_name": "Edit", "tool_input": {"file_path": f"{P}/config/app.
               "new_string": '"debug": true'}, "cwd": P, "expect": A, "category": "ordinary"})
 
 add_scripts(bash, tool, cases.append)  # issue 28, classes 5-7: tests/guardian/cases_scripts.py
+__import__("cases_remote").add(bash)  # issue 28: remote data loss, disks and volumes (tests/guardian/cases_remote.py)
 
 OUT.write_text("".join(json.dumps(c) + "\n" for c in cases))
 print(f"wrote {len(cases)} cases to {OUT}")

@@ -43,20 +43,11 @@ def test_the_rule_table_names_the_programs_that_drifted() -> None:
         assert name in progs, name
 
 
-@pytest.fixture
-def probe_env(tmp_path: Path) -> dict[str, str]:
-    """A hook environment whose 'analyzer' only says it was reached: shows what stage 1 flags."""
-    fake = tmp_path / "py"
-    answer = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "ask",
-                                     "permissionDecisionReason": "reached"}}
-    fake.write_text(f"#!/bin/sh\ncat >/dev/null\necho '{json.dumps(answer)}'\n")
-    fake.chmod(0o755)
-    (tmp_path / "sh").mkdir()
-    return hook_env(tmp_path / "sh", SOPHIA_PYTHON=str(fake))
-
-
 def test_every_program_a_rule_judges_reaches_the_analyzer(probe_env: dict[str, str]) -> None:
-    missed = [p for p in sorted(dispatch.programs() - {"git"})
+    """By its name, or (git, the remote table's programs: test_packs.py) by the subcommands it judges."""
+    assert prefilter.by_subcommand() >= {"git", "aws", "gh", "kubectl"}
+    assert not prefilter.by_subcommand() & {"rclone", "s3cmd", "curl"}  # they send files: their names stay words
+    missed = [p for p in sorted(dispatch.programs() - prefilter.by_subcommand())
               if run_hook(payload(command=f"{p} x"), probe_env).reason != "reached"]
     assert missed == []
     assert run_hook(payload(command="git push x"), probe_env).reason == "reached"
@@ -64,7 +55,8 @@ def test_every_program_a_rule_judges_reaches_the_analyzer(probe_env: dict[str, s
 
 def test_everyday_commands_do_not_reach_the_analyzer(probe_env: dict[str, str]) -> None:
     for cmd in ("git fetch origin", "ls .", "go get ./...", "git clone https://github.com/a/b", "git status",
-                "echo make install", "git commit -m 'just a task'", "ls ./docs", "cat vite.config.ts"):
+                "echo make install", "git commit -m 'just a task'", "ls ./docs", "cat vite.config.ts",
+                "aws s3 ls", "gh pr view 3", "kubectl get pods", "terraform plan"):
         assert run_hook(payload(command=cmd), probe_env).decision == "allow", cmd
     # script runners reach it: the analyzer reads what they run (scripts.py)
     for cmd in (". ./env.sh", "cd x && install -m 755 a b", "timeout 5 fetch http://x", "X=1 watch ls",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import rules_exec, rules_fs, rules_ps, rules_self, rules_sys, rules_vcs_db, scripts
+from . import rules_exec, rules_fs, rules_ps, rules_remote, rules_self, rules_sys, rules_vcs_db, scripts
 from .shell import UNKNOWN
 from .wrappers import INTERPRETERS, NET_FETCHERS, SHELLS, interpreter
 
@@ -21,9 +21,7 @@ _TABLE = {
     "shred": rules_sys.shred, "dd": rules_sys.dd, "wipefs": rules_sys.wipefs, "blkdiscard": rules_sys.blkdiscard,
     "fdisk": rules_sys.partition, "sfdisk": rules_sys.partition, "cfdisk": rules_sys.partition,
     "gdisk": rules_sys.partition, "sgdisk": rules_sys.partition, "parted": rules_sys.partition,
-    "hdparm": rules_sys.hdparm, "cryptsetup": rules_sys.cryptsetup,
-    "lvremove": rules_sys.volume, "vgremove": rules_sys.volume, "pvremove": rules_sys.volume,
-    "zpool": rules_sys.zfs, "zfs": rules_sys.zfs, "mdadm": rules_sys.mdadm, "diskutil": rules_sys.diskutil,
+    "hdparm": rules_sys.hdparm, "lvresize": rules_sys.lvresize, **dict.fromkeys(rules_sys.DISKS, rules_sys.disk),
     "kill": rules_sys.kill, "pkill": rules_sys.pkill, "killall": rules_sys.pkill, "killall5": rules_sys.killall5,
     "history": rules_sys.history, "crontab": rules_sys.crontab,
     "shutdown": rules_sys.power, "reboot": rules_sys.power, "halt": rules_sys.power, "poweroff": rules_sys.power,
@@ -39,12 +37,11 @@ _TABLE = {
     "pgcli": rules_vcs_db.generic_sql, "mycli": rules_vcs_db.generic_sql, "litecli": rules_vcs_db.generic_sql,
     "eval": rules_exec.eval_, "source": rules_exec.source, ".": rules_exec.source,
     "su": rules_exec.su, "watch": rules_exec.watch, "ssh": rules_exec.ssh,
-    "terraform": rules_sys.infra, "tofu": rules_sys.infra, "kubectl": rules_sys.kubectl, "helm": rules_sys.infra,
     "docker": rules_exec.container, "podman": rules_exec.container, "nerdctl": rules_exec.container,
-    "aws": rules_exec.cloud, "gsutil": rules_exec.cloud, "gcloud": rules_exec.cloud, "az": rules_exec.cloud,
     **dict.fromkeys(scripts.PACKAGE_MANAGERS, scripts.package), **dict.fromkeys(scripts.MAKES, scripts.make),
     "just": scripts.just, "task": scripts.task, "go-task": scripts.task,
     **dict.fromkeys(rules_ps.REMOVE_ITEM, rules_ps.remove_item),
+    **rules_remote.TABLE,
     **rules_self.TABLE,
 }
 
@@ -81,15 +78,23 @@ def programs() -> frozenset[str]:
             | rules_exec.NET_SENDERS)
 
 
-def dispatch(a: Analyzer, call: Call) -> None:
-    name = call.name
+def _every_call(a: Analyzer, call: Call) -> None:
+    """The rules that look at any program: a download run, data sent out, the guardian switched off, a
+    credential printed, an HTTP DELETE."""
     rules_exec.downloaded_exec(a, call)
     rules_exec.exfiltration(a, call)
     rules_self.mentions_disable(a, call)
-    if name in READERS:
+    if call.name in READERS:
         from .rules_tools import shell_read
 
         shell_read(a, call)
+    if call.name in rules_remote.HTTP_CLIENTS:
+        rules_remote.http(a, call)
+
+
+def dispatch(a: Analyzer, call: Call) -> None:
+    name = call.name
+    _every_call(a, call)
     if name in _TABLE:
         _TABLE[name](a, call)
     elif name.startswith("mkfs") or name in _MKFS:
@@ -101,6 +106,8 @@ def dispatch(a: Analyzer, call: Call) -> None:
             rules_exec.interp(a, call, interpreter(name) or "")
     elif name in NET_FETCHERS:
         rules_exec.fetcher(a, call)
+    elif name in rules_remote.LAUNCHERS:
+        rules_remote.launched(a, call)
     elif name in a.ctx.functions:
         rules_sys.call_function(a, call)
     if "/" in call.inv.argv0 and UNKNOWN not in call.inv.argv0 and name not in SHELLS and not interpreter(name):

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 
-from . import dispatch
+from . import dispatch, rules_remote
+from .wrappers import NET_FETCHERS
 
 # Program families the bash side spells as one pattern rather than one word each.
 _PATTERNS = {
@@ -24,6 +25,9 @@ GIT_SUBCOMMANDS = ("push", "reset", "clean", "checkout", "restore", "switch", "b
 # - wrappers whose own options change what runs (`sudo`, `xargs`) and `exec`, judged through the wrapped call.
 WRAPPERS = ("sudo", "doas", "xargs", "exec")
 _NOT_WORDS = frozenset({"git"})
+# - the programs of the remote table (rules_remote.PACKS: `aws`, `gh`, `kubectl`...) are not words either: every
+#   destructive call of theirs holds one of rules_remote.TRIGGERS (delete, destroy, purge...), which are.
+#   A program another family judges as well (rclone and s3cmd send files) stays a word.
 # - names that are also everyday words or subcommands (`git fetch`, `npm install`, `kubectl get`, `ls .`,
 #   `git clone https://...`, `aws s3 ls`, a path under ~/.claude) count only at a command position (see the
 #   hook's C and R2).
@@ -34,10 +38,19 @@ COMMAND_ONLY = frozenset({".", "install", "fetch", "http", "https", "links", "GE
 PATH_COMMAND = r"[A-Za-z0-9_.~-]*/[^[:space:];&|()<>]*"
 
 
+def by_subcommand() -> frozenset[str]:
+    """Judged programs that are no word of their own: their judged subcommands or triggers are."""
+    from .rules_exec import NET_SENDERS
+
+    return _NOT_WORDS | (frozenset(rules_remote.TABLE) - NET_SENDERS - NET_FETCHERS)
+
+
 def words() -> list[str]:
     """Every word or pattern the prefilter must flag, sorted; a pattern replaces the names it covers."""
-    out = {w for w in dispatch.programs() if w not in _NOT_WORDS | COMMAND_ONLY}
+    out = {w for w in dispatch.programs() if w not in by_subcommand() | COMMAND_ONLY}
     out.update(GIT_SUBCOMMANDS, WRAPPERS)
+    out.update(rules_remote.TRIGGERS)
+    out = {w for w in out if not any(stem in w for stem in rules_remote.STEMS)}  # flagged anywhere anyway
     for pat in _PATTERNS.values():
         rx = re.compile(pat)
         out = {w for w in out if not rx.fullmatch(w)}
@@ -55,6 +68,7 @@ def render() -> str:
 
     body = "|".join(_bash_word(w) for w in words())
     cmd = "|".join([*(_bash_word(w) for w in sorted(COMMAND_ONLY)), PATH_COMMAND])
+    stems = "|".join(_bash_word(w) for w in rules_remote.STEMS)
     reads = "|".join([*(re.sub(r"([.+ ])", r"\\\1", w) for w in prefilter_words()), ID_KEY_ERE])
     secrets = "|".join([*(re.sub(r"([.+ ])", r"\\\1", w) for w in prefilter_words(shell=True)), ID_KEY_ERE])
     return ("# shellcheck shell=bash\n"
@@ -64,6 +78,8 @@ def render() -> str:
             "# shellcheck disable=SC2034 # used by the sourcing hook\n"
             f"guardian_words='{body}'\n"
             f"guardian_cmd_words='{cmd}'\n"
+            "# Stems of the remote table's destructive calls, flagged anywhere (lib/sophia/guardian/rules_remote.py)\n"
+            f"guardian_stems='{stems}'\n"
             "# Read/Grep/Glob paths that may reach a credential (lib/sophia/guardian/rules_tools.py)\n"
             f"guardian_read_words='{reads}'\n"
             "# Credential paths a shell command may print (`cat ~/.kube/config`: dispatch.py READERS)\n"

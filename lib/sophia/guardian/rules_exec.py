@@ -546,14 +546,6 @@ def ssh(a: Analyzer, call: Call) -> None:
         a.script(call.stdin.text, call.depth + 1)
 
 
-def cloud(a: Analyzer, call: Call) -> None:
-    args = call.args
-    if call.name == "aws" and args[:2] in (["s3", "rm"], ["s3", "rb"]) and ("--recursive" in args or "--force" in args):
-        a.add("ask", "infra", f"`{call.show()}` deletes a whole S3 prefix/bucket", "Let the user run it.")
-    elif call.name == "gsutil" and any(x in ("rm", "rb") for x in args) and any(x in ("-r", "-R", "-m") for x in args):
-        a.add("ask", "infra", f"`{call.show()}` deletes cloud storage recursively", "Let the user run it.")
-
-
 def interp(a: Analyzer, call: Call, lang: str) -> None:
     args = call.args
     via = f"`{call.show()}`"
@@ -695,12 +687,13 @@ _CONTAINER_OPTS = frozenset({"-u", "--user", "-e", "--env", "-w", "--workdir", "
 def container(a: Analyzer, call: Call) -> None:
     """docker/podman exec CONTAINER cmd..., kubectl exec POD -- cmd...: judge the inner command."""
     args = call.args
-    if call.name != "kubectl" and _container_prune(a, call):
+    kube = call.name in ("kubectl", "oc")
+    if not kube and _container_prune(a, call):
         return
     if not args or args[0] != "exec":
         return
     rest = args[1:]
-    if call.name == "kubectl" and "--" in rest:
+    if kube and "--" in rest:
         inner = rest[rest.index("--") + 1:]
     else:
         i = 0

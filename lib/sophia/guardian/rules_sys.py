@@ -1,12 +1,13 @@
-"""Disks, processes and the machine: dd/mkfs/wipefs/shred/blkdiscard, fork bombs, kill -1, history -c,
-crontab -r, power and infrastructure teardown."""
+"""Disks, processes and the machine: dd/mkfs/wipefs/shred/blkdiscard, volumes and arrays (the DISKS
+table), fork bombs, kill -1, history -c, crontab -r, power."""
 
 from __future__ import annotations
 
 import re
 
-from . import targets
+from . import packs, targets
 from .lazyre import LazyRe
+from .packs import Pack, rule
 from .shell import Command, Script
 
 TYPE_CHECKING = False  # typing is not imported on the hook path
@@ -85,10 +86,19 @@ def shred(a: Analyzer, call: Call) -> None:
             a.add("ask", "disk", f"{via} irrecoverably destroys {rp} outside the project")
 
 
+# Options that only read a partition table (sfdisk's dump, sgdisk's backup to a file or pretend mode);
+# a call with nothing else writes nothing.
+_TABLE_READS = {
+    "sfdisk": ("-d", "--dump", "-J", "--json", "-l", "--list", "-s", "--show-size", "-g", "--show-geometry",
+               "-F", "--list-free", "-V", "--verify"),
+    "sgdisk": ("-b", "--backup", "-i", "--info", "-L", "--list-types", "-O", "--print-mbr", "-P", "--pretend"),
+}
+
+
 def partition(a: Analyzer, call: Call) -> None:
     args = call.args
     if not args or any(x in ("-l", "--list", "-p", "--print", "-h", "--help", "-V", "--version", "--verify",
-                             "-v") for x in args) or "print" in args:
+                             "-v") for x in args) or "print" in args or _reads_table(call):
         return
     if call.name == "parted" and not any(x in args for x in ("rm", "mklabel", "mkpart", "resizepart", "mktable",
                                                                 "-s", "--script")):
@@ -100,35 +110,104 @@ def partition(a: Analyzer, call: Call) -> None:
     a.add("deny", "disk", f"`{call.show()}` rewrites a partition table", DISK_INSTEAD)
 
 
+def _reads_table(call: Call) -> bool:
+    """sfdisk/sgdisk with only read-only options (``sfdisk -d /dev/sda > table``, ``sgdisk --backup=f``)."""
+    reads = _TABLE_READS.get(call.name)
+    if not reads:
+        return False
+    opts = [x for x in call.args if x.startswith("-")]
+    if call.name == "sgdisk" and any(x in ("-P", "--pretend") for x in opts):
+        return True  # pretend mode: changes are shown, never saved
+    return bool(opts) and all(x.split("=", 1)[0] in reads for x in opts)
+
+
 def hdparm(a: Analyzer, call: Call) -> None:
     if any(x.startswith(("--security-erase", "--trim-sector", "--security-set-pass", "--sanitize",
                          "--write-sector", "--make-bad-sector")) for x in call.args):
         a.add("deny", "disk", f"`{call.show()}` erases or damages a drive", DISK_INSTEAD)
 
 
-def cryptsetup(a: Analyzer, call: Call) -> None:
-    if any(x in ("luksFormat", "erase", "luksErase", "reencrypt", "luksKillSlot") for x in call.args):
-        a.add("deny", "disk", f"`{call.show()}` destroys the data or keys of an encrypted volume", DISK_INSTEAD)
+# Disks, volumes and arrays as data (:mod:`.packs`): erasing what a device holds denies; taking a volume
+# or an array apart, or a delete whose data another copy may still hold, asks. What needs reasoning about
+# the target (dd's of=, mkfs's device, shred's paths, a partition editor fed a script) stays code above.
+_VOLUME_GONE = "removes a logical volume, volume group or physical volume, and the data on it"
+DISKS: dict[str, Pack] = {
+    "cryptsetup": Pack([
+        rule("** luksformat|erase|lukserase|reencrypt|lukskillslot|luksheaderrestore", "deny",
+             "destroys the data or keys of an encrypted volume"),
+        rule("** luksremovekey", "ask", "removes a key of an encrypted volume (the last one locks the data away)"),
+    ]),
+    **dict.fromkeys(("lvremove", "vgremove", "pvremove"), Pack([rule("", "deny", _VOLUME_GONE)],
+                                                              safe="-h --help -t --test")),
+    "lvreduce": Pack([
+        rule("", "deny", "shrinks a logical volume without its filesystem: data past the new end is lost",
+             unless="-r --resizefs"),
+        rule("", "ask", "shrinks a logical volume and its filesystem", opts="-r --resizefs"),
+    ], safe="-h --help -t --test"),
+    "zpool": Pack([rule("destroy|labelclear", "deny", "destroys a ZFS pool and every dataset in it")]),
+    "vgreduce": Pack([rule("", "ask", "drops missing physical volumes from a volume group", opts="--removemissing"),
+                      rule("", "deny", "drops missing physical volumes and every logical volume on them",
+                           opts="--removemissing+--force --removemissing+-f")]),
+    "pvcreate": Pack([rule("", "ask", "writes an LVM label over a device"),
+                      rule("", "deny", "writes an LVM label over a device, forced past what it holds", opts="-ff")],
+                     safe="-h --help -t --test"),
+    "zfs": Pack([
+        rule("destroy", "deny", "destroys a ZFS dataset or snapshot", unless="-n"),
+        rule("rollback", "ask", "rolls a dataset back: every change since the snapshot (and, with -r, the later "
+             "snapshots) is gone"),
+    ]),
+    "mdadm": Pack([
+        rule("", "deny", "rewrites RAID metadata", opts="--zero-superblock --create -C"),
+        rule("", "ask", "stops a RAID array or takes a disk out of it", opts="--stop -S --remove -r --fail -f "
+             "--grow -G"),
+    ], safe="-h --help -D --detail -E --examine -Q --query"),
+    "btrfs": Pack([
+        rule("sub* del*", "ask", "deletes a btrfs subvolume and every file in it"),
+        rule("dev* del*|rem*", "ask", "removes a device from a btrfs filesystem"),
+        rule("check", "deny", "repairs a btrfs filesystem in place (its own documentation warns it can make the "
+             "damage worse)", opts="--repair --init-csum-tree --init-extent-tree"),
+        rule("rescue zero-log|chunk-recover|super-recover", "ask", "rewrites btrfs metadata"),
+    ]),
+    "dmsetup": Pack([rule("remove|remove_all|wipe_table|clear|reload", "ask",
+                          "removes or replaces a device-mapper table (what is mounted through it fails)")]),
+    "nbd-client": Pack([rule("", "ask", "disconnects a network block device", opts="-d --disconnect")]),
+    "badblocks": Pack([rule("", "deny", "runs a destructive write test that overwrites the whole device", opts="-w")]),
+    "nvme": Pack([rule("format|sanitize|ns-delete|delete-ns|write-zeroes", "deny", "erases an NVMe drive or namespace")]),
+    "sg_format": Pack([rule("", "deny", "low-level formats a drive")]),
+    "xfs_repair": Pack([rule("", "ask", "zeroes the XFS log: the changes in it are lost", opts="-L", unless="-n")]),
+    "diskutil": Pack([
+        rule("** erasedisk|erasevolume|zerodisk|randomdisk|secureerase|partitiondisk|reformat|deletecontainer|"
+             "deletevolume|erasecontainer", "deny", "erases a disk or volume"),
+    ]),
+}
 
 
-def volume(a: Analyzer, call: Call) -> None:
-    a.add("deny", "disk", f"`{call.show()}` removes a logical volume/group", DISK_INSTEAD)
+def disk(a: Analyzer, call: Call) -> None:
+    packs.judge(a, call, DISKS[call.name], "disk", DISK_INSTEAD)
+    if call.name == "zpool":
+        _pool_devices(a, call)
 
 
-def zfs(a: Analyzer, call: Call) -> None:
-    if any(x in ("destroy", "labelclear") for x in call.args):
-        a.add("deny", "disk", f"`{call.show()}` destroys a ZFS pool or dataset", DISK_INSTEAD)
+_VDEV = LazyRe(r"^(?:/dev/)?(?:sd[a-z]+\d*|hd[a-z]\d*|vd[a-z]+\d*|xvd[a-z]+\d*|nvme\d+n\d+(?:p\d+)?|da\d+|ada\d+|"
+               r"disk\d+(?:s\d+)?)$|^/dev/disk/")
 
 
-def mdadm(a: Analyzer, call: Call) -> None:
-    if any(x in ("--zero-superblock", "--create", "-C") for x in call.args):
-        a.add("deny", "disk", f"`{call.show()}` rewrites RAID metadata", DISK_INSTEAD)
+def _pool_devices(a: Analyzer, call: Call) -> None:
+    """``zpool create|add|attach|replace`` onto a disk erases it (a file vdev in a temp folder does not)."""
+    pos = [x for x in call.args if not x.startswith("-")]
+    if pos[:1] in (["create"], ["add"], ["attach"], ["replace"]) and any(_VDEV.search(x) for x in pos[2:]):
+        a.add("deny", "disk", f"`{call.show()}` puts a disk into a ZFS pool, erasing what it holds", DISK_INSTEAD)
 
 
-def diskutil(a: Analyzer, call: Call) -> None:
-    if any(x in ("eraseDisk", "eraseVolume", "zeroDisk", "randomDisk", "secureErase", "partitionDisk",
-                 "reformat") for x in call.args):
-        a.add("deny", "disk", f"`{call.show()}` erases a disk", DISK_INSTEAD)
+def lvresize(a: Analyzer, call: Call) -> None:
+    """``lvresize -L -10G``: a size that shrinks is lvreduce."""
+    args = call.args
+    for i, x in enumerate(args):
+        size = args[i + 1] if x in ("-L", "--size", "-l", "--extents") and i + 1 < len(args) else (
+            x[2:] if x[:2] in ("-L", "-l") and len(x) > 2 else x.split("=", 1)[1] if x.startswith(("--size=", "--extents=")) else "")
+        if size.startswith("-"):
+            packs.judge(a, call, DISKS["lvreduce"], "disk", DISK_INSTEAD)
+            return
 
 
 # -- fork bombs --------------------------------------------------------------------------------
@@ -251,24 +330,3 @@ def systemctl(a: Analyzer, call: Call) -> None:
     if any(x in ("poweroff", "reboot", "halt", "kexec", "suspend", "hibernate", "rescue", "emergency")
            for x in call.args):
         a.add("ask", "power", f"`{call.show()}` shuts down or restarts the machine")
-
-
-def infra(a: Analyzer, call: Call) -> None:
-    args = call.args
-    name = call.name
-    if name in ("terraform", "tofu") and ("destroy" in args or ("apply" in args and "-destroy" in args)):
-        a.add("ask", "infra", f"`{call.show()}` destroys managed infrastructure", "Let the user run it.")
-    elif name == "kubectl" and "delete" in args and any(
-            x in ("namespace", "ns", "--all", "-A", "--all-namespaces", "pv", "pvc", "node", "nodes") for x in args):
-        a.add("ask", "infra", f"`{call.show()}` deletes cluster resources", "Let the user run it.")
-    elif name == "helm" and ("uninstall" in args or "delete" in args):
-        a.add("ask", "infra", f"`{call.show()}` removes a release")
-
-
-def kubectl(a: Analyzer, call: Call) -> None:
-    if call.args[:1] == ["exec"]:
-        from .rules_exec import container
-
-        container(a, call)
-    else:
-        infra(a, call)

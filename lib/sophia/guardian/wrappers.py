@@ -164,15 +164,28 @@ def _xargs_replace(a: str, args: list[str], i: int, inv: Invocation) -> int:
 
 def _operands(name: str, args: list[str], i: int) -> int:
     """Past the operand a wrapper takes before the command: timeout's DURATION, flock's lock file,
-    nice's adjustment, chrt's priority, taskset's mask."""
+    nice's adjustment, chrt's priority, taskset's mask, aws-vault's ``exec PROFILE --``."""
     if i >= len(args):
         return i
     a = args[i]
+    if name == "aws-vault":
+        return _aws_vault(args, i)
     skip = (name in ("timeout", "flock")
             or name == "nice" and a.lstrip("-").isdigit()
             or name == "chrt" and a.isdigit()
             or name == "taskset" and not a.startswith("-") and "-c" not in args[:i])
     return i + 1 if skip else i
+
+
+def _aws_vault(args: list[str], i: int) -> int:
+    """``aws-vault exec [--flags] PROFILE [--] cmd ...``: the command starts after the profile."""
+    if args[i] != "exec":
+        return i
+    i += 1
+    while i < len(args) and args[i].startswith("-") and args[i] != "--":
+        i += 1
+    i += 1  # the profile
+    return i + 1 if i < len(args) and args[i] == "--" else i
 
 
 def _invoked(args: list[str], i: int, inv: Invocation) -> Invocation:
