@@ -224,15 +224,24 @@ def test_session_start_context_sections_scope_and_cap(home: Path, tmp_path: Path
          "valid_until": "2999-01-01"},
         {"id": "fs_old", "type": "foresight", "text": "Expired plan", "valid_until": "2020-01-02"},
     ]}))
+    from sophia import gaps
+
     sm = read(paths.self_model_path(home))
-    sm["knowledge_gaps"] = ["pgbouncer transaction mode"]
+    sm["knowledge_gaps"] = [
+        gaps.record("pgbouncer transaction mode", project=str(here)),
+        gaps.record("their flaky deploy", project=str(there)),
+        gaps.record("how git rebase --onto works", is_global=True),
+        dict(gaps.record("a gap closed since", project=str(here)), closed_at="2026-01-01T00:00:00Z"),
+        "an old gap of no known project",
+    ]
     paths.self_model_path(home).write_text(json.dumps(sm))
     text = build_context(home, load_config(home), str(here))
     assert "Terminal creed" in text and "Prioritize user data safety" in text
     assert mine["id"] in text and other["id"] not in text and "Secret project" not in text
     assert text.index("rule_b") < text.index("rule_a")  # the project-relevant heuristic first
     assert "fs_now" in text and "fs_old" not in text
-    assert "pgbouncer transaction mode" in text
+    assert "pgbouncer transaction mode" in text and "how git rebase --onto works" in text
+    assert not any(g in text for g in ("their flaky deploy", "a gap closed since", "an old gap of no known project"))
     cfg = load_config(home)
     cfg["context"]["session_start_max_tokens"] = 100
     small = build_context(home, cfg, str(here))

@@ -136,6 +136,11 @@ def run_dir(home: Path | None = None) -> Path:
     return (home or sophia_home()) / "run"
 
 
+def command_counts_path(home: Path | None = None) -> Path:
+    """The zero-token learners' cross-session counts of commands and failures (``learning/learners.py``)."""
+    return (home or sophia_home()) / "learning" / "commands.json"
+
+
 TREE_DIRS = ("user_models", "episodes", "agent_results", "logs", "buffers", "memory", "run")
 
 

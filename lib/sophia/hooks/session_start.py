@@ -7,7 +7,8 @@ heuristics (semantic rules) most relevant to this project, foresight still valid
 episodes of THIS project that say something (not trivial, more than a bare first prompt: what came of
 it, a lesson, the files; other projects' episodes never appear), each as the prompt hook renders it
 (``context.episode_lines``), the project's playbook and error -> fix procedures learned from its
-commands, and open knowledge gaps; first, one line when digest jobs are parked. Claude Code's own
+commands, and this project's open knowledge gaps (plus those marked global: ``sophia.gaps``); first,
+one line when digest jobs are parked. Claude Code's own
 memory (``cc_memory``) is never part of it; when its files changed, a detached refresh re-indexes them. Reads only small files:
 the capped episode index (1000 entries), the few episode files shown, the rules, ``memory/foresight.json``,
 the self model, the user model.
@@ -19,7 +20,7 @@ import os
 from datetime import UTC, datetime
 from pathlib import Path
 
-from sophia import kinds, paths
+from sophia import gaps, kinds, paths
 from sophia.hooks.context import ago, episode_lines, fit, memory_items, one_line, read_json_quiet, stems
 from sophia.hooks.project import project_of
 from sophia.hooks.runtime import emit_context, load_config, read_payload, run
@@ -88,12 +89,10 @@ def valid_foresight(items: list[dict[str, Any]], project: str | None, now: datet
     return out[:MAX_FORESIGHT]
 
 
-def _gap_text(g: Any) -> str:
-    if isinstance(g, dict):
-        if g.get("resolved") or g.get("status") in ("closed", "resolved"):
-            return ""
-        return str(g.get("gap") or g.get("text") or g.get("description") or "")
-    return str(g) if isinstance(g, str) else ""
+def gap_lines(self_model: dict[str, Any], project: str | None) -> list[str]:
+    """The newest open gaps of this project and those marked global (``gaps.shown_in``), one line each."""
+    shown_here = gaps.shown_for(self_model.get("knowledge_gaps"), project)[-MAX_GAPS:]
+    return [f"- [{g['id']}] {one_line(g.get('text'), 200)}" for g in shown_here]
 
 
 def parked_digests(home: Path) -> int:
@@ -209,8 +208,7 @@ def build_context(home: Path, cfg: dict[str, Any], cwd: str | None, now: datetim
 
     sections.append(("## What worked in this project before (commands)", command_lessons(home, project, max_chars)))
 
-    gaps = [t for t in (_gap_text(g) for g in self_model.get("knowledge_gaps") or []) if t][-MAX_GAPS:]
-    sections.append(("## Open knowledge gaps", [f"- {one_line(g, 200)}" for g in gaps]))
+    sections.append(("## Open knowledge gaps in this project", gap_lines(self_model, project)))
 
     preamble = ("# Sophia System 3 memory (ids can be cited; `s3 recall QUERY` finds more)\n")
     text = fit(sections, max_chars, preamble)
