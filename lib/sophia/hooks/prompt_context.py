@@ -7,8 +7,9 @@ relative to the other hits: the share of the prompt's idf mass it matches, or it
 nothing is injected unless the best eligible item reaches ``context.prompt_context_min_score``;
 then items reaching half of it (a strong hit's neighbours) follow, best ranked first, at most
 ``context.prompt_context_max_items``. ``s3 recall --explain`` asks :func:`choose`, this very gate.
-Project scoping: episodes (and other episodic kinds) of another project are never shown;
-items of the current project come first; rules, profile facts and creed are global. Ingested
+Project scoping: an item of another project (of any kind: an episode, a rule with a project of its own)
+is never shown; items of the current project come first; what has no project (a rule without one,
+profile facts) is global. Ingested
 conversations (``s3 ingest``: benchmark data, other people's chats) are not shown unless
 ``context.include_ingested`` is true (the registry's ``injected`` flag, :mod:`sophia.kinds`). The
 current session's own episode is skipped. Prints NOTHING when nothing is relevant.
@@ -28,7 +29,6 @@ TYPE_CHECKING = False  # typing costs a few ms to import: annotations only
 if TYPE_CHECKING:
     from typing import Any
 
-EPISODIC = kinds.scoped_types()
 MIN_PROMPT_CHARS = 8
 QUERY_CHARS = 1000
 
@@ -109,8 +109,8 @@ def _number(v: Any) -> float | None:
 def _eligible(it: Any, project: str | None, session_id: str | None) -> bool:
     if not isinstance(it, dict) or not it.get("id"):
         return False
-    if str(it.get("type") or "") in EPISODIC and it.get("project") and it.get("project") != project:
-        return False  # another project's episode: never shown
+    if it.get("project") and it.get("project") != project:
+        return False  # another project's memory: never shown
     return not (session_id and _session_of(it) == session_id)
 
 
@@ -161,7 +161,6 @@ def choose(home: Path, ctx: dict[str, Any], prompt: str, project: str | None,
     query = prompt.strip()[:QUERY_CHARS]
     items, _source = recall_items(home, query, project, max_items * 4, context_types(ctx))
     return select(items, query, project=project, session_id=session_id, min_score=min_score, max_items=max_items)
-
 
 
 def main() -> None:
