@@ -13,7 +13,8 @@ Nothing of another project appears. What has no project appears only when it is 
 the creed, the user's profile, a rule without a project (a heuristic is a general lesson unless it names
 its project; the prompt hook treats rules the same way), a gap marked global (``sophia.gaps``).
 Foresight without a project of its own takes the project of the episode it was drawn from, else it is
-not shown here.
+not shown here. The ids shown start the session's record of what its context holds
+(:mod:`sophia.hooks.shown`), whatever the ``source`` (startup, resume, clear, compact).
 
 Claude Code's own memory (``cc_memory``) is never part of it; when its files changed, a detached refresh
 re-indexes them. Reads only small files: the capped episode index (1000 entries), the few episode files
@@ -27,9 +28,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from sophia import gaps, kinds, paths
+from sophia.hooks import shown
 from sophia.hooks.context import ago, episode_lines, fit, memory_items, one_line, read_json_quiet, stems
 from sophia.hooks.project import project_of
-from sophia.hooks.runtime import emit_context, load_config, read_payload, run
+from sophia.hooks.runtime import emit_context, load_config, read_payload, run, safe_session
 from sophia.timeutil import parse
 
 TYPE_CHECKING = False  # typing costs a few ms to import: annotations only
@@ -245,13 +247,14 @@ def main() -> None:
 
     kick(home, "session start")  # detached, returns at once; nothing when team sync is not configured
     cfg = load_config(home)
-    if not cfg["context"]["session_start_enabled"]:
-        return
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else os.environ.get("CLAUDE_PROJECT_DIR")
-    text = build_context(home, cfg, cwd)
+    text = build_context(home, cfg, cwd) if cfg["context"]["session_start_enabled"] else ""
     if text:
         emit_context("SessionStart", text)
-    refresh_claude_memory(home, project_of(cwd))
+    source = str(payload.get("source") or "startup")[:20]
+    shown.start(home, safe_session(payload.get("session_id")), f"SessionStart:{source}", shown.ids_in(text))
+    if cfg["context"]["session_start_enabled"]:
+        refresh_claude_memory(home, project_of(cwd))
 
 
 def refresh_claude_memory(home: Path, project: str | None) -> int | None:
