@@ -20,8 +20,6 @@ Adding and closing gaps (under the self-model's lock) is ``sophia.memory.gaps``.
 
 from __future__ import annotations
 
-import hashlib
-
 TYPE_CHECKING = False  # typing costs a few ms to import: annotations only
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -37,6 +35,8 @@ def failure_key(command_key: str, error_class: str) -> str:
 
 def gap_id(project: str | None, basis: str) -> str:
     """The same gap gets the same id: its project and its key, else its text (case and spacing aside)."""
+    import hashlib  # a few ms: only where an id is made, not on SessionStart's read of stored records
+
     norm = " ".join(basis.lower().split())
     return "gap_" + hashlib.sha256(f"{project or ''}\x1e{norm}".encode()).hexdigest()[:12]
 
