@@ -194,3 +194,23 @@ def test_another_projects_rule_is_never_injected_a_rule_without_one_is(home: Pat
         conn.close()
     text = prompt(home, project, "how do I stop the gradle daemon before a clean gradle build?")
     assert "[rule_global]" in text and "rule_theirs" not in text
+
+
+def test_what_the_context_holds_counts_for_the_gate_but_is_not_given_again() -> None:
+    """A session is given what a fresh one would be, less what its context already holds."""
+    from sophia.hooks.prompt_context import select
+
+    def it(i: str, rel: float) -> dict[str, Any]:
+        return {"id": i, "type": "fact", "text": i, "score": rel, "relevance": rel}
+
+    def ids(shown_ids: set[str], items: list[dict[str, Any]], max_items: int = 5) -> list[str]:
+        return [x["id"] for x in select(items, "", project=None, session_id=None, min_score=0.42,
+                                        max_items=max_items, shown=shown_ids)]
+
+    items = [it("strong", 0.9), it("neighbour", 0.3), it("faint", 0.1)]
+    assert ids(set(), items) == ["strong", "neighbour"]
+    assert ids({"strong"}, items) == ["neighbour"]  # the strong hit is in context: its neighbour still follows
+    assert ids({"strong", "neighbour"}, items) == []
+    assert ids(set(), [it("neighbour", 0.3)]) == []  # alone it never passes the gate, repeat or not
+    many = [it("strong", 0.9)] + [it(f"n{i}", 0.3 - i / 100) for i in range(5)]
+    assert ids({"strong", "n0"}, many, max_items=2) == ["n1", "n2"]  # max_items counts what is given

@@ -12,10 +12,11 @@ is never shown; items of the current project come first; what has no project (a 
 profile facts) is global. Ingested
 conversations (``s3 ingest``: benchmark data, other people's chats) are not shown unless
 ``context.include_ingested`` is true (the registry's ``injected`` flag, :mod:`sophia.kinds`). The
-current session's own episode is skipped, and so is every memory already in the session's context
-(shown at SessionStart or at an earlier prompt since the last compaction: :mod:`sophia.hooks.shown`):
-the gate judges only new items, so a prompt whose relevant memories are all there already gets nothing.
-Prints NOTHING when nothing is relevant.
+current session's own episode is skipped. A memory already in the session's context (shown at
+SessionStart or at an earlier prompt since the last compaction: :mod:`sophia.hooks.shown`) counts for the
+gate but is not injected again: the session is given what a fresh one would be, less what its context
+holds, so a prompt whose relevant memories are all there already gets nothing. Prints NOTHING when
+nothing is relevant.
 """
 
 from __future__ import annotations
@@ -111,32 +112,30 @@ def _number(v: Any) -> float | None:
         return None
 
 
-def _eligible(it: Any, project: str | None, session_id: str | None, shown: Collection[str] = ()) -> bool:
+def _eligible(it: Any, project: str | None, session_id: str | None) -> bool:
     if not isinstance(it, dict) or not it.get("id"):
         return False
     if it.get("project") and it.get("project") != project:
         return False  # another project's memory: never shown
-    if it["id"] in shown:
-        return False  # already in the session's context
     return not (session_id and _session_of(it) == session_id)
 
 
 def select(items: list[dict[str, Any]], query: str, *, project: str | None, session_id: str | None,
            min_score: float, max_items: int, shown: Collection[str] = ()) -> list[dict[str, Any]]:
     """The gate: [] unless the best eligible item's absolute ``relevance`` reaches ``min_score``; then
-    the eligible items with relevance >= ``RELATED * min_score``, this project's first, by rank. An item
-    whose id is in ``shown`` (already in the session's context) is not eligible.
-    (``query`` is kept for callers; relevance already says how much of it an item matches.)"""
+    the eligible items with relevance >= ``RELATED * min_score``, this project's first, by rank, less
+    those whose id is in ``shown`` (already in the session's context: they count for the gate, are not
+    given again). (``query`` is kept for callers; relevance already says how much of it an item matches.)"""
     keep = []
     best = 0.0
     for it in items:
-        if not _eligible(it, project, session_id, shown):
+        if not _eligible(it, project, session_id):
             continue
         score, rel = _number(it.get("score")), _number(it.get("relevance", it.get("score")))
         if score is None or rel is None:
             continue
         best = max(best, rel)
-        if rel >= RELATED * min_score:
+        if rel >= RELATED * min_score and it["id"] not in shown:
             same = bool(project) and it.get("project") == project
             keep.append((score * (1.2 if same else 1.0), it))
     if best < min_score or best <= 0.0:
