@@ -13,6 +13,12 @@ session: what SessionStart and the prompts are given from the first pass). Print
 session, the episode (validated against the ``Episode`` model: goal, outcome, calls, errors, files) and
 the share of prompts that got something injected and how much; with ``--show N`` the first N
 injections of each session, to judge by hand.
+
+What is injected is also judged item by item, by the ``- [id]`` each memory's line starts with: the
+characters of SessionStart about another project (an item whose stored project is another one, or a
+learner's "recurring failure in <name>" gap of another project), and, for each returning session, the
+items a prompt was given that were already in its context (shown at SessionStart or at an earlier prompt
+of the same session), with the characters of their lines.
 """
 
 from __future__ import annotations
@@ -20,6 +26,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -86,7 +94,8 @@ def replay(path: Path, env: dict[str, str], show: int, again: bool = False) -> d
     live.write_bytes(b"")
     start = hook("session_start", {**base, "hook_event_name": "SessionStart", "source": "startup"}, env)
     calls: dict[str, dict[str, Any]] = {}
-    prompts, injected, samples = 0, [], []
+    prompts, injected, texts = 0, [], []
+    samples: list[tuple[str, str]] = []
     t0 = time.perf_counter()
     with live.open("ab") as fh:
         for raw in lines:
@@ -98,6 +107,7 @@ def replay(path: Path, env: dict[str, str], show: int, again: bool = False) -> d
                 text = hook("prompt_context", {**base, "hook_event_name": "UserPromptSubmit", "prompt": prompt}, env)
                 prompts += 1
                 injected.append(len(text))
+                texts.append(text)
                 if text and len(samples) < show:
                     samples.append((prompt[:100], text))
             fh.write(raw)
@@ -108,7 +118,100 @@ def replay(path: Path, env: dict[str, str], show: int, again: bool = False) -> d
                 hook("log_action", {**base, **ev}, env)
     hook("session_end", {**base, "hook_event_name": "SessionEnd", "reason": "other"}, env)
     return {"file": path.name[:60], "session": sid, "prompts": prompts, "injected": injected,
-            "session_start_chars": len(start), "session_start": start, "samples": samples, "seconds": time.perf_counter() - t0}
+            "session_start_chars": len(start), "session_start": start, "samples": samples, "texts": texts,
+            "cwd": cwd, "seconds": time.perf_counter() - t0}
+
+
+ITEM_LINE = re.compile(r"^- \[([^\]\s]+)\]")
+GAP_OF = re.compile(r"recurring failure in ([^:]+):")
+
+
+def item_blocks(text: str) -> list[tuple[str | None, str, str]]:
+    """(id or None, text, section title) of each ``- `` line of an injection with the indented lines under it."""
+    out: list[tuple[str | None, str, str]] = []
+    section = ""
+    for line in text.splitlines():
+        if line.startswith("## "):
+            section = line
+        elif line.startswith("  ") and out:
+            out[-1] = (out[-1][0], out[-1][1] + "\n" + line, section)
+        elif line.startswith("- "):
+            m = ITEM_LINE.match(line)
+            out.append((m.group(1) if m else None, line, section))
+    return out
+
+
+def item_projects(home: Path) -> dict[str, str | None]:
+    """Each memory's project: the recall index's items, and the self-model's gaps that are records."""
+    out: dict[str, str | None] = {}
+    db = home / "index.db"
+    if db.is_file():
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        try:
+            out.update(conn.execute("SELECT id, project FROM items").fetchall())
+        finally:
+            conn.close()
+    sm = json.loads((home / "self_model.json").read_text()) if (home / "self_model.json").is_file() else {}
+    for g in sm.get("knowledge_gaps") or []:
+        if isinstance(g, dict) and g.get("id"):
+            out[str(g["id"])] = g.get("project")
+    return out
+
+
+def project_name(project: str | None) -> str:
+    return (project or "").rstrip("/").rsplit("/", 1)[-1]
+
+
+def foreign(block: tuple[str | None, str, str], project: str | None, projects: dict[str, str | None]) -> bool:
+    """Whether an injected item is about another project than ``project``."""
+    item, text, _ = block
+    owner = projects.get(item) if item else None
+    if owner:
+        return project_name(owner) != project_name(project)
+    m = GAP_OF.search(text)
+    return bool(m and m.group(1).strip() != project_name(project))
+
+
+def context_report(home: Path, r: dict[str, Any]) -> dict[str, Any]:
+    """SessionStart's characters about other projects (gap lines apart), and the prompt-time items that
+    were already in the session's context."""
+    from sophia.hooks.project import project_of
+
+    projects, project = item_projects(home), project_of(r["cwd"])
+    start = item_blocks(r["session_start"])
+    gaps = [b for b in start if "knowledge gaps" in b[2]]
+    seen = {str(b[0]) for b in start if b[0]}
+    n = {"prompt_items": 0, "prompt_repeats": 0, "prompt_chars": 0, "repeat_chars": 0, "injections": 0,
+         "with_repeat": 0, "all_repeat": 0}
+    for text in r["texts"]:
+        blocks = [b for b in item_blocks(text) if b[0]]
+        again = [b for b in blocks if b[0] in seen]
+        n["injections"] += bool(text)
+        n["with_repeat"] += bool(again)
+        n["all_repeat"] += bool(blocks) and len(again) == len(blocks)
+        n["prompt_items"] += len(blocks)
+        n["prompt_repeats"] += len(again)
+        n["prompt_chars"] += len(text)
+        n["repeat_chars"] += sum(len(b[1]) + 1 for b in again)
+        seen |= {str(b[0]) for b in blocks}
+    return {"start_foreign": sum(len(b[1]) + 1 for b in start if foreign(b, project, projects)),
+            "gap_foreign_chars": sum(len(b[1]) + 1 for b in gaps if foreign(b, project, projects)),
+            "gap_lines": len(gaps), "gap_foreign": sum(1 for b in gaps if foreign(b, project, projects)), **n}
+
+
+def print_context_report(home: Path, results: list[dict[str, Any]]) -> None:
+    reports = [(r, context_report(home, r)) for r in results]
+    start = sum(r["session_start_chars"] for r in results)
+    foreign_chars = sum(c["start_foreign"] for _, c in reports)
+    print(f"SessionStart: {foreign_chars} of {start} characters ({100 * foreign_chars / max(start, 1):.0f}%) about "
+          f"other projects; knowledge-gap lines {sum(c['gap_lines'] for _, c in reports)}, of other projects "
+          f"{sum(c['gap_foreign'] for _, c in reports)} ({sum(c['gap_foreign_chars'] for _, c in reports)} characters)")
+    back = [c for r, c in reports if r["session"].startswith("again-")]
+    if back:
+        t = {k: sum(c[k] for c in back) for k in back[0] if not k.startswith(("start_", "gap_"))}
+        print(f"returning, prompt time: {t['injections']} injections, {t['with_repeat']} with an item already in "
+              f"context ({t['all_repeat']} only such items); items {t['prompt_items']}, already in context "
+              f"{t['prompt_repeats']}; characters {t['prompt_chars']}, of repeated items {t['repeat_chars']}")
 
 
 def episode_report(home: Path, sid: str) -> dict[str, Any]:
@@ -173,6 +276,7 @@ def main() -> int:
                 print(f"{label}: {len(given)} of {len(sizes)} prompts got context; characters injected per prompt "
                       f"{sum(sizes) / len(sizes):.0f} on average, median {given[len(given) // 2] if given else 0} "
                       f"when something was")
+        print_context_report(home, results)
         for r in results:
             ep = episode_report(home, r["session"])
             if ep.get("why"):

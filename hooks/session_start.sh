@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sophia System 3 — session_start.sh.
-# SessionStart: print additionalContext JSON (identity and creed, heuristics for this project,
-# foresight valid today, recent episodes of this project, open knowledge gaps), capped.
+# SessionStart: print additionalContext JSON (identity and creed, heuristics for this project, this
+# project's foresight valid today, recent episodes and open knowledge gaps; nothing of another project),
+# capped, and start the session's record of the memories its context holds.
 # In a plugin install without a venv yet, also kicks off hooks/lib/bootstrap_venv.sh detached; starts the
 # guardian's resident analyzer detached.
 # The work is done by the standard-library module lib/sophia/hooks/session_start.py, started through

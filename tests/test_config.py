@@ -180,7 +180,7 @@ def test_migration_1_2_0_removes_what_did_nothing(s3_env: dict[str, str], sophia
     assert r.returncode == 0, r.stderr
     assert 'embedding_provider "openai"' in r.stdout and "removed `user_mode`" in r.stdout
     cfg = read_json(paths.config_path())
-    assert cfg["schema_version"] == "1.2.0" and cfg["embedding_provider"] == "none"
+    assert cfg["schema_version"] == CURRENT and cfg["embedding_provider"] == "none"
     assert "user_mode" not in cfg and "guardian_tier3_enabled" not in cfg
     assert cfg["guardian"]["deny"] == ["npm publish"] and cfg["guardian"]["mode"] == "warn"
     sm = read_json(paths.self_model_path())

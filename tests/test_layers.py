@@ -19,7 +19,7 @@ LIB = Path(__file__).resolve().parents[1] / "lib"
 ORDER = [
     # base: standard library only, safe on every hook path
     "sophia", "errors", "timeutil", "paths", "config_defaults", "atomic", "locking", "redact", "evidence",
-    "outcome_words", "kinds",
+    "outcome_words", "kinds", "gaps",
     "migrations",
     "episode_store", "problem", "consistency", "transcript_entries",
     # the pydantic models of the state files and of what the subagents return

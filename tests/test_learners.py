@@ -52,7 +52,7 @@ def fixes(home: Path) -> list[dict[str, Any]]:
     return [p for p in procedures(home) if p["meta"]["category"] == "error_fix"]
 
 
-def gaps(home: Path) -> list[str]:
+def gaps(home: Path) -> list[dict[str, Any]]:
     return list(json.loads((home / "self_model.json").read_text())["knowledge_gaps"])
 
 
@@ -219,7 +219,14 @@ def test_recurring_failure_becomes_one_gap(home: Path) -> None:
     assert len(added) == 1 and "docker compose up" in added[0] and "proj" in added[0]
     assert L.learn_session(home, "s3", PROJECT, sess("/d"))["gaps_added"] == []  # a gap is added once
     assert L.learn_session(home, "s2", PROJECT, sess("/b/c"))["gaps_added"] == []
-    assert [g for g in gaps(home) if "docker" in g] == added
+    docker = [g for g in gaps(home) if "docker" in g["text"]]
+    assert [g["text"] for g in docker] == added
+    # the gap is this project's, from the learner, closed by its command key and error class
+    from sophia.gaps import failure_key
+
+    key = L.analyse(sess("/a"), PROJECT)["failures"][0]
+    assert (docker[0]["project"], docker[0]["source"]) == (PROJECT, "learner")
+    assert docker[0]["key"] == failure_key(key["key"], key["class"]) and docker[0]["source_ids"] == ["s1", "s2"]
 
 
 def test_session_lines_fit_the_cap(home: Path) -> None:

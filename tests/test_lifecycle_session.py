@@ -217,22 +217,45 @@ def test_session_start_context_sections_scope_and_cap(home: Path, tmp_path: Path
         {"id": "rule_a", "trigger_concept": "css", "rule_content": "Prefer flexbox over floats", "confidence": 0.9},
         {"id": "rule_b", "trigger_concept": "postgres", "rule_content": "Set pool size from max_connections",
          "confidence": 0.6},
+        {"id": "rule_here", "trigger_concept": "css", "rule_content": "Use the design tokens", "project": str(here)},
+        {"id": "rule_there", "trigger_concept": "postgres", "rule_content": "Their pool is 5", "project": str(there)},
     ]))
     (home / "memory").mkdir(exist_ok=True)
     (home / "memory" / "foresight.json").write_text(json.dumps({"items": [
         {"id": "fs_now", "type": "foresight", "text": "Release freeze this week", "valid_from": "2020-01-01",
-         "valid_until": "2999-01-01"},
-        {"id": "fs_old", "type": "foresight", "text": "Expired plan", "valid_until": "2020-01-02"},
+         "valid_until": "2999-01-01", "project": str(here)},
+        {"id": "fs_old", "type": "foresight", "text": "Expired plan", "valid_until": "2020-01-02", "project": str(here)},
+        # no project of its own: the project of the episode it was drawn from
+        {"id": "fs_drawn", "type": "foresight", "text": "Pool resize next sprint", "source_ids": [mine["id"]]},
+        {"id": "fs_theirs", "type": "foresight", "text": "Their launch", "source_ids": [other["id"]]},
+        {"id": "fs_nowhere", "type": "foresight", "text": "Somebody's plan"},
+        {"id": "fs_there", "type": "foresight", "text": "Their freeze", "project": str(there)},
     ]}))
+    from sophia import gaps
+
     sm = read(paths.self_model_path(home))
-    sm["knowledge_gaps"] = ["pgbouncer transaction mode"]
+    sm["knowledge_gaps"] = [
+        gaps.record("pgbouncer transaction mode", project=str(here)),
+        gaps.record("their flaky deploy", project=str(there)),
+        gaps.record("how git rebase --onto works", is_global=True),
+        dict(gaps.record("a gap closed since", project=str(here)), closed_at="2026-01-01T00:00:00Z"),
+        "an old gap of no known project",
+    ]
     paths.self_model_path(home).write_text(json.dumps(sm))
     text = build_context(home, load_config(home), str(here))
     assert "Terminal creed" in text and "Prioritize user data safety" in text
     assert mine["id"] in text and other["id"] not in text and "Secret project" not in text
     assert text.index("rule_b") < text.index("rule_a")  # the project-relevant heuristic first
-    assert "fs_now" in text and "fs_old" not in text
-    assert "pgbouncer transaction mode" in text
+    # a rule without a project is global; one with a project is that project's only
+    assert "rule_here" in text and "rule_there" not in text and "Their pool" not in text
+    assert "fs_now" in text and "fs_drawn" in text
+    assert not any(f in text for f in ("fs_old", "fs_theirs", "fs_nowhere", "fs_there", "Their freeze"))
+    assert "pgbouncer transaction mode" in text and "how git rebase --onto works" in text
+    assert not any(g in text for g in ("their flaky deploy", "a gap closed since", "an old gap of no known project"))
+    # with no project known, nothing of any project: the global rules and gaps only
+    nowhere = build_context(home, load_config(home), None)
+    assert "rule_a" in nowhere and "how git rebase --onto works" in nowhere
+    assert not any(x in nowhere for x in ("rule_here", "rule_there", "fs_", "pgbouncer", mine["id"]))
     cfg = load_config(home)
     cfg["context"]["session_start_max_tokens"] = 100
     small = build_context(home, cfg, str(here))
@@ -250,6 +273,13 @@ def test_prompt_context_fallback_select_and_scope(home: Path, tmp_path: Path) ->
     chosen = select(items, query, project=here, session_id=None, min_score=0.35, max_items=3)
     assert [c["id"] for c in chosen] == [mine["id"]]
     assert select(items, query, project=here, session_id="s1", min_score=0.35, max_items=3) == []
+    # any kind: a rule of another project is never chosen, a rule without one is global
+    rules = [{"id": f"rule_{n}", "type": "rule", "text": "migrate billing to postgres", "score": 1.0,
+              "relevance": 1.0, **({"project": p} if p else {})} for n, p in (("there", there), ("any", None))]
+    assert [c["id"] for c in select(rules, query, project=here, session_id=None, min_score=0.35, max_items=3)] == \
+        ["rule_any"]
+    assert [c["id"] for c in select(rules, query, project=None, session_id=None, min_score=0.35, max_items=3)] == \
+        ["rule_any"]
     nothing = fallback_recall(home, "draw a unicorn in ascii art", 10)
     assert select(nothing, "draw a unicorn in ascii art", project=here, session_id=None, min_score=0.35,
                   max_items=3) == []

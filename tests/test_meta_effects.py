@@ -57,7 +57,7 @@ def test_docker_plus_006_twice_is_056_and_each_heuristic_once(s3_env: dict[str, 
     assert self_model(home)["capabilities"]["Docker"]["proficiency"] == pytest.approx(0.56, abs=1e-9)
     contents = [x["rule_content"] for x in rules(home)]
     assert sorted(contents) == sorted(h["rule_content"] for h in result["heuristics"])
-    assert self_model(home)["knowledge_gaps"] == ["Kubernetes pod networking"]
+    assert [g["text"] for g in self_model(home)["knowledge_gaps"]] == ["Kubernetes pod networking"]
     listed = json.loads(run_s3(["list", "rules", "--json"], s3_env).stdout)
     assert len(listed) == 2
 
@@ -119,7 +119,8 @@ def test_gaps_and_goals_are_deduplicated(home: Path) -> None:
     apply("reflection", {"knowledge_gaps_identified": ["kubernetes pod networking.", "Rust lifetimes"],
                          "suggested_goals": ["Learn Rust lifetimes"]}, home)
     sm = self_model(home)
-    assert sm["knowledge_gaps"] == ["Kubernetes pod networking", "GraphQL schema design", "Rust lifetimes"]
+    assert [g["text"] for g in sm["knowledge_gaps"]] == ["Kubernetes pod networking", "GraphQL schema design",
+                                                         "Rust lifetimes"]
     assert sm["suggested_goals"] == ["Learn Rust lifetimes"]
     assert sm["last_reflection"] is not None
 
@@ -135,6 +136,28 @@ def test_reflection_marks_episodes_and_stores_links_on_both_ends(home: Path) -> 
     assert rules(home)[0]["links"] == [{"id": "ep_a", "relation": "elaborates"}]
     ep = json.loads((home / "episodes" / "ep_a.json").read_text())
     assert ep["links"] == [{"id": rid, "relation": "elaborates"}]
+
+
+def test_a_reflections_gaps_take_the_project_of_the_episodes_it_analysed(home: Path) -> None:
+    seed_episodes(home, [make_episode("ep_p1", "Fix the build", project="/w/api"),
+                         make_episode("ep_p2", "Fix the tests", project="/w/api"),
+                         make_episode("ep_q", "Fix the docs", project="/w/site")])
+    apply("reflection", {"episodes_analyzed": ["ep_p1", "ep_p2", "ep_unknown"],
+                         "knowledge_gaps_identified": ["How the api is packaged"]}, home)
+    apply("reflection", {"episodes_analyzed": ["ep_p1", "ep_q"], "knowledge_gaps_identified": ["Two projects"]}, home)
+    apply("reflection", {"knowledge_gaps_identified": ["No episode at all"]}, home)
+    by_text = {g["text"]: g for g in self_model(home)["knowledge_gaps"]}
+    api = by_text["How the api is packaged"]
+    assert (api["project"], api["source"], api["source_ids"]) == ("/w/api", "reflection", ["ep_p1", "ep_p2", "ep_unknown"])
+    assert api["id"].startswith("gap_") and api["opened_at"] == "2026-03-02T10:00:00Z" and api["closed_at"] is None
+    # episodes of two projects, or none: the gap has no project and is not marked global (unscoped)
+    assert [(by_text[t]["project"], by_text[t]["is_global"]) for t in ("Two projects", "No episode at all")] == \
+        [(None, False), (None, False)]
+    # the same text in another scope is another gap; in the same scope it is not added twice
+    apply("reflection", {"episodes_analyzed": ["ep_q"], "knowledge_gaps_identified": ["How the api is packaged"]}, home)
+    apply("reflection", {"episodes_analyzed": ["ep_q"], "knowledge_gaps_identified": ["how the API is packaged."]}, home)
+    same = [g["project"] for g in self_model(home)["knowledge_gaps"] if g["text"].lower().startswith("how the api")]
+    assert same == ["/w/api", "/w/site"]
 
 
 def test_secrets_in_results_are_redacted_before_storage(home: Path) -> None:

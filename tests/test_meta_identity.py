@@ -54,6 +54,25 @@ def test_text_output_and_output_option(s3_env: dict[str, str], sophia_home: Path
     assert text.startswith(BEGIN) and text.rstrip().endswith(END)
 
 
+def test_a_projects_gaps_are_named_only_in_the_claude_md_of_that_project(s3_env: dict[str, str], sophia_home: Path,
+                                                                       isolated_home: Path, tmp_path: Path) -> None:
+    """~/.claude/CLAUDE.md is loaded in every project: only global open gaps; a project's CLAUDE.md adds its own."""
+    _prepare(s3_env, sophia_home)
+    sm = json.loads((sophia_home / "self_model.json").read_text())
+    proj = tmp_path / "billing"
+    sm["knowledge_gaps"][2]["project"] = str(proj.resolve())
+    (sophia_home / "self_model.json").write_text(json.dumps(sm))
+    assert run_s3(["refresh-identity"], s3_env).returncode == 0
+    user = (isolated_home / ".claude" / "CLAUDE.md").read_text()
+    assert "Kubernetes networking configuration" in user and "How the billing service deploys" not in user
+    assert "An old gap whose project is unknown" not in user and "closed since" not in user
+    out = json.loads(run_s3(["refresh-identity", "--output", str(proj / ".claude" / "CLAUDE.md"), "--json"],
+                            s3_env).stdout)
+    text = (proj / ".claude" / "CLAUDE.md").read_text()
+    assert "How the billing service deploys" in text and "Kubernetes networking configuration" in text
+    assert out["knowledge_gaps"] == 3 and "An old gap whose project is unknown" not in text
+
+
 def test_splice_keeps_user_content_around_the_block() -> None:
     user = "# Mine\n\nkeep me\n"
     once = splice(user, "BLOCK ONE\n")
@@ -81,7 +100,7 @@ def test_oversized_state_gives_a_bounded_claude_md(s3_env: dict[str, str], sophi
         r["trigger_concept"] = "T" * 5000
     (sophia_home / "semantic_rules.json").write_text(json.dumps(rs))
     sm = json.loads((sophia_home / "self_model.json").read_text())
-    sm["knowledge_gaps"] = [f"gap {i} " + "g" * 5000 for i in range(300)]
+    sm["knowledge_gaps"] = [{"text": f"gap {i} " + "g" * 5000, "is_global": True} for i in range(300)]
     (sophia_home / "self_model.json").write_text(json.dumps(sm))
     r = run_s3(["refresh-identity", "--json"], s3_env)
     assert r.returncode == 0, r.stderr

@@ -74,7 +74,7 @@ def test_list_kinds(s3_env: dict[str, str], sophia_home: Path) -> None:
         assert r.returncode == 0, r.stderr
         data = json.loads(r.stdout)
         assert isinstance(data, list) and len(data) == n, (kind, data)
-    assert json.loads(run_s3(["list", "gaps", "--json"], s3_env).stdout) == ["Rust"]
+    assert [g["text"] for g in json.loads(run_s3(["list", "gaps", "--json"], s3_env).stdout)] == ["Rust"]
     r = run_s3(["list", "foresight"], s3_env)
     assert "User on holiday" in r.stdout and "valid 2026-01-01" in r.stdout
     r = run_s3(["list", "nonsense"], s3_env)

@@ -21,7 +21,7 @@ TYPE_CHECKING = False  # typing costs a few ms to import: annotations only
 if TYPE_CHECKING:
     from typing import Any
 
-SCHEMA_VERSION = "1.2.0"  # the state tree's layout; migrations.CURRENT must equal it (a test checks)
+SCHEMA_VERSION = "1.3.0"  # the state tree's layout; migrations.CURRENT must equal it (a test checks)
 EMBEDDING_MODELS = ("all-MiniLM-L6-v2",)  # what the embedding service can load offline (embed/model.py)
 
 

@@ -11,7 +11,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from . import paths
+from . import gaps, paths
 from .atomic import read_json, write_bytes_atomic, write_json_atomic
 from .kinds import CLAUDE_MD_BEGIN, CLAUDE_MD_END, one_line
 from .locking import locked
@@ -45,10 +45,16 @@ def _capabilities(self_model: Any) -> str:
     return "\n".join(lines)
 
 
-def _gaps(gaps: list[str]) -> str:
-    lines = [f"- {one_line(g, LINE_CHARS)}" for g in gaps[:MAX_GAPS]]
-    if len(gaps) > MAX_GAPS:
-        lines.append(f"- ... and {len(gaps) - MAX_GAPS} more (`s3 list gaps`)")
+def block_gaps(self_model: Any, project: str | None) -> list[dict[str, Any]]:
+    """The open gaps the block names: those marked global, and ``project``'s when the target is loaded
+    only in that project (``~/.claude/CLAUDE.md`` is loaded in every one: no project's gaps there)."""
+    return gaps.shown_for([g.model_dump(mode="json") for g in self_model.knowledge_gaps], project)
+
+
+def _gaps(shown: list[dict[str, Any]]) -> str:
+    lines = [f"- {one_line(g.get('text'), LINE_CHARS)}" for g in shown[:MAX_GAPS]]
+    if len(shown) > MAX_GAPS:
+        lines.append(f"- ... and {len(shown) - MAX_GAPS} more (`s3 list gaps`)")
     return "\n".join(lines) or "- None identified yet."
 
 
@@ -68,14 +74,16 @@ def _bounded(text: str) -> str:
     return text[: max(cut, 0)] + note
 
 
-def render(self_model: Any, rules: list[dict[str, Any]], template: str | None = None) -> str:
+def render(self_model: Any, rules: list[dict[str, Any]], template: str | None = None,
+           project: str | None = None) -> str:
+    """The block; ``project``: the one project the target is loaded in (None: every project)."""
     tpl = template if template is not None else TEMPLATE.read_text(encoding="utf-8")
     creed = "\n".join(f"{i}. {one_line(c, LINE_CHARS)}" for i, c in enumerate(self_model.terminal_creed, 1))
     values = {
         "{{IDENTITY_GOAL}}": one_line(self_model.identity_goal, LINE_CHARS),
         "{{TERMINAL_CREED}}": creed,
         "{{CAPABILITIES_SUMMARY}}": _capabilities(self_model),
-        "{{KNOWLEDGE_GAPS}}": _gaps(list(self_model.knowledge_gaps)),
+        "{{KNOWLEDGE_GAPS}}": _gaps(block_gaps(self_model, project)),
         "{{RECENT_HEURISTICS}}": _heuristics(rules) or "- None yet: `/s3-learn \"insight\"` adds one.",
     }
     out = tpl
@@ -146,8 +154,10 @@ def refresh(target: Path | None = None, home: Path | None = None, at: datetime |
     h = home or paths.sophia_home()
     sm = load_model(paths.self_model_path(h), SelfModel, _default_self_model)
     rs = load_rules(h)
-    block = render(sm, rs)
     out = (target or default_target(h)).expanduser()
+    loaded, project_dir = loaded_by(out)
+    project = str(project_dir.resolve()) if loaded == "project" and project_dir else None
+    block = render(sm, rs, project=project)
     with locked(out):
         existing = out.read_text(encoding="utf-8") if out.exists() else ""
         new = splice(existing, block)
@@ -156,16 +166,15 @@ def refresh(target: Path | None = None, home: Path | None = None, at: datetime |
     stamp = (at or now()).isoformat().replace("+00:00", "Z")
     _record(h, out.resolve(), stamp)
     top = sorted(sm.capabilities.items(), key=lambda kv: (-kv[1].proficiency, kv[0].lower()))[:TOP_CAPABILITIES]
-    loaded, project = loaded_by(out)
     return {
         "path": str(out.resolve()),
         "generated_at": stamp,
         "changed": new != existing,
         "loaded_by_claude_code": loaded,
-        "project_dir": str(project) if project else None,
+        "project_dir": str(project_dir) if project_dir else None,
         "creed_values": len(sm.terminal_creed),
         "top_capabilities": [{"domain": k, "proficiency": v.proficiency} for k, v in top],
-        "knowledge_gaps": len(sm.knowledge_gaps),
+        "knowledge_gaps": len(block_gaps(sm, project)),
         "heuristics": min(len(rs), RECENT_HEURISTICS),
     }
 

@@ -9,13 +9,15 @@ keeps them). The last version equals ``config_defaults.SCHEMA_VERSION`` (a test 
 
 from __future__ import annotations
 
+import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from . import config_defaults, paths
+from . import config_defaults, gaps, paths
 from .atomic import append_line, ensure_dir, read_json, write_json_atomic
+from .errors import SophiaError
 from .locking import locked
 from .timeutil import now
 
@@ -104,10 +106,82 @@ def m003_settings_that_do_something(home: Path) -> list[str]:
     return notes
 
 
+# what the zero-token learners wrote before gaps were records (learners._gap_text, 1.2.0)
+_LEARNER_GAP = re.compile(r"^recurring failure in (?P<name>[^:]+): (?P<head>.*?)(?: \(\d+ sessions\))?$")
+
+
+def _failure_tables(home: Path) -> dict[str, dict[str, Any]]:
+    """``learning/commands.json``: project -> its counted failures (empty when unreadable)."""
+    try:
+        st = read_json(paths.command_counts_path(home), default=None)
+    except SophiaError:
+        return {}
+    projects = st.get("projects") if isinstance(st, dict) else None
+    if not isinstance(projects, dict):
+        return {}
+    return {p: v["failures"] for p, v in projects.items()
+            if isinstance(v, dict) and isinstance(v.get("failures"), dict)}
+
+
+def _same_head(head: str, rec: dict[str, Any]) -> bool:
+    """The gap string's "`command` fails with `error`" is this counted failure's (or its cut form)."""
+    full = " ".join(f"`{rec.get('command')}` fails with `{rec.get('error')}`".split())
+    head = " ".join(head.split())
+    return full == head or (head.endswith("…") and full.startswith(head[:-1].rstrip()))
+
+
+def _learner_scope(text: str, tables: dict[str, dict[str, Any]]) -> tuple[str | None, str | None]:
+    """(project, key) of an old learner gap string, when ``commands.json`` tells them unambiguously."""
+    m = _LEARNER_GAP.match(text)
+    if not m:
+        return None, None
+    name = m["name"].strip()
+    named = [p for p in tables if (p.rstrip("/").rsplit("/", 1)[-1] or p) == name]
+    matches = [(p, k) for p in named for k, rec in tables[p].items()
+               if isinstance(rec, dict) and rec.get("gap") and _same_head(m["head"], rec)]
+    if len({p for p, _ in matches}) == 1:
+        project = matches[0][0]
+        keys = [k for p, k in matches if p == project]
+        return project, keys[0] if len(keys) == 1 else None
+    return (named[0], None) if len(named) == 1 else (None, None)
+
+
+def _gap_record(value: Any, tables: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
+    if not isinstance(value, str):
+        return gaps.from_value(value)
+    if not _LEARNER_GAP.match(value):
+        return gaps.record(value, source="unknown")
+    project, key = _learner_scope(value, tables)
+    return gaps.record(value, project=project, key=key, source="learner")
+
+
+def m004_scoped_gaps(home: Path) -> list[str]:
+    """1.3.0: knowledge gaps become records with their project, source, key and open/closed state
+    (``sophia.gaps``). A learner's "recurring failure in <name>: ..." takes its project (and key) from
+    ``learning/commands.json`` when that is unambiguous; any other old gap stays unscoped: listed by
+    ``s3 status`` and the viewer, not shown at SessionStart."""
+    sp = paths.self_model_path(home)
+    sm = read_json(sp, default=None)
+    if not isinstance(sm, dict) or not any(isinstance(g, str) for g in sm.get("knowledge_gaps") or []):
+        return []
+    with locked(sp):  # the hooks update the self-model under this lock: read again inside it
+        sm = read_json(sp, default={})
+        old = sm.get("knowledge_gaps") if isinstance(sm.get("knowledge_gaps"), list) else []
+        tables = _failure_tables(home)
+        new = [r for r in (_gap_record(g, tables) for g in old) if r]
+        sm["knowledge_gaps"] = list({r["id"]: r for r in new}.values())
+        write_json_atomic(sp, sm)
+    scoped = sum(1 for r in new if r["project"])
+    return [f"self_model.json: {len(new)} knowledge gaps are now records; {scoped} took their project from "
+            f"learning/commands.json, {len(new) - scoped} have none (`s3 status` lists them; SessionStart "
+            "shows only a project's own gaps and those marked global)"]
+
+
 MIGRATIONS: list[tuple[str, Callable[[Path], list[str] | None]]] = [
     ("1.0.0", m001_seed_layout),
     ("1.1.0", m002_sophia_sections),
     ("1.2.0", m003_settings_that_do_something),
+    ("1.3.0", m004_scoped_gaps),
 ]
 CURRENT = MIGRATIONS[-1][0]
 

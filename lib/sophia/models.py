@@ -11,9 +11,9 @@ from datetime import datetime
 from typing import Any, ClassVar, Literal
 from uuid import uuid4
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from . import config_defaults
+from . import config_defaults, gaps
 from .timeutil import now
 
 TERMINAL_CREED: tuple[str, ...] = (
@@ -40,6 +40,26 @@ class SkillRecord(Stored):
     last_refined: datetime = Field(default_factory=now)
 
 
+class KnowledgeGap(Stored):
+    """One knowledge gap: what is not known, where it was found, whether it is still open
+    (:mod:`sophia.gaps` says what each field means and where a gap is shown)."""
+
+    id: str
+    text: str
+    project: str | None = None
+    is_global: bool = False
+    key: str | None = None
+    source: str = "unknown"
+    source_ids: list[str] = Field(default_factory=list)
+    opened_at: datetime | None = None
+    closed_at: datetime | None = None
+    closed_by: str | None = None
+
+    @property
+    def is_open(self) -> bool:
+        return self.closed_at is None
+
+
 class SelfModel(Stored):
     """The agent's persistent identity and capabilities. What is installed (skills, hooks, agents)
     is not stored here: ``s3 status`` reads it from the install manifest (``install.inventory``)."""
@@ -48,13 +68,21 @@ class SelfModel(Stored):
     identity_goal: str = "Assist users effectively while learning and improving"
     terminal_creed: list[str] = Field(default_factory=lambda: list(TERMINAL_CREED))
     capabilities: dict[str, SkillRecord] = Field(default_factory=dict)
-    knowledge_gaps: list[str] = Field(default_factory=list)
+    knowledge_gaps: list[KnowledgeGap] = Field(default_factory=list)
     total_sessions: int = 0
     total_episodes: int = 0
     last_session: datetime | None = None
     last_reflection: datetime | None = None
     created_at: datetime = Field(default_factory=now)
     updated_at: datetime = Field(default_factory=now)
+
+    @field_validator("knowledge_gaps", mode="before")
+    @classmethod
+    def _gap_records(cls, value: Any) -> Any:
+        """An old string gap (a tree not migrated yet, a hand edit) reads as an unscoped record."""
+        if not isinstance(value, list):
+            return value
+        return [gaps.record(g) if isinstance(g, str) else (gaps.from_value(g) or g) for g in value]
 
 
 class AffectState(Stored):

@@ -136,6 +136,23 @@ def run_dir(home: Path | None = None) -> Path:
     return (home or sophia_home()) / "run"
 
 
+def shown_dir(home: Path | None = None) -> Path:
+    """One small file per live session: the ids of the memories already injected into its context
+    (``hooks/shown.py``)."""
+    return run_dir(home) / "shown"
+
+
+def shown_path(home: Path, session: str) -> Path:
+    """``session``'s record in ``shown_dir``; ``session`` must already be a safe file name
+    (``hooks.runtime.safe_session``)."""
+    return shown_dir(home) / f"{session}.json"
+
+
+def command_counts_path(home: Path | None = None) -> Path:
+    """The zero-token learners' cross-session counts of commands and failures (``learning/learners.py``)."""
+    return (home or sophia_home()) / "learning" / "commands.json"
+
+
 TREE_DIRS = ("user_models", "episodes", "agent_results", "logs", "buffers", "memory", "run")
 
 

@@ -213,3 +213,17 @@ def test_detach_writes_a_private_record_and_stop_ends_it(state: dict[str, Any]) 
         out = json.loads(s3(["ui", "stop", "--json"], env).stdout)
     assert out["stopped"] == rec["pid"] and wait_gone(rec["pid"]) and not record.exists()
     assert "no detached viewer" in s3(["ui", "stop"], env).stdout
+
+
+def test_the_overview_lists_each_gap_with_its_project_and_state(server: Server, state: dict[str, Any]) -> None:
+    from sophia import gaps
+    from sophia.memory.gaps import add_gaps, close_gaps
+
+    home = state["home"]
+    add_gaps(home, [gaps.record("how the <proj> deploy works", project="/w/shop", key="k-shop"),
+                    gaps.record("git rebase --onto", is_global=True)])
+    close_gaps(home, "/w/shop", ["k-shop"], by="proc_fix")
+    status, _, body = request(server, "GET", "/")
+    assert status == 200
+    assert "<s>how the &lt;proj&gt; deploy works</s>" in body and "/w/shop; closed " in body and "by proc_fix" in body
+    assert "git rebase --onto <span class=\"small\">global</span>" in body and "{&#39;id&#39;" not in body

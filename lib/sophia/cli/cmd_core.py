@@ -139,6 +139,21 @@ def _pct(x: float) -> str:
     return f"{round(x * 100)}%"
 
 
+def _render_gaps(c: Any, stored: list[Any]) -> None:
+    """The open gaps, one line each (with their project), and how many are closed."""
+    from .. import gaps
+
+    c.print("\n[bold]### Knowledge Gaps[/bold]")
+    records = gaps.records(stored)
+    open_ = [g for g in records if gaps.is_open(g)]
+    for g in open_:
+        c.print(f"- {gaps.line(g)}", markup=False)
+    if not open_:
+        c.print("- none open")
+    if len(records) > len(open_):
+        c.print(f"- {len(records) - len(open_)} closed (`s3 list gaps` lists them)")
+
+
 def _render_status(data: dict[str, Any]) -> None:
     from rich.table import Table
 
@@ -165,9 +180,7 @@ def _render_status(data: dict[str, Any]) -> None:
         c.print(t)
     else:
         c.print("- none tracked yet (reflection adds them)")
-    c.print("\n[bold]### Knowledge Gaps[/bold]")
-    for gap in sm.get("knowledge_gaps") or ["none recorded"]:
-        c.print(f"- {gap}")
+    _render_gaps(c, sm.get("knowledge_gaps") or [])
     eps = data["episodes"]
     c.print("\n[bold]### Statistics[/bold]")
     c.print(f"- Total sessions: {sm['total_sessions']}")

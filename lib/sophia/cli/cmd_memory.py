@@ -64,6 +64,10 @@ def list_cmd(
 
 
 def _other_line(kind: str, it: object) -> str:
+    if kind == "gaps" and isinstance(it, dict):
+        from .. import gaps
+
+        return f"- {gaps.line(it)}"
     if kind == "conflicts" and isinstance(it, dict):
         return f"- {it.get('superseded_id')} superseded by {it.get('kept_id')} ({it.get('signal')})"
     if kind == "sources" and isinstance(it, dict):

@@ -200,7 +200,8 @@ def known_sessions(home: Path) -> set[str]:
 
 
 def seen_by_hooks(home: Path, sid: str, known: set[str]) -> bool:
-    from .session_end import safe_session, state_file
+    from .runtime import safe_session
+    from .session_end import state_file
 
     safe = safe_session(sid)
     return safe is not None and (sid in known or state_file(home, safe).exists())

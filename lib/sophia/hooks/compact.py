@@ -10,6 +10,10 @@ as ``$summary``, so the part of the session the summary replaced is not lost to 
 The job is *held* (:data:`HOLD`): digesting a session still running would leave its end out, so it
 waits for SessionEnd, which makes it due and starts the worker. A session that never ends (killed
 terminal) is digested once the hold runs out. Nothing here starts a worker or waits on anything.
+
+Whatever the learning settings, both also empty the session's record of the memories its context holds
+(:func:`sophia.hooks.shown.after_compaction`): what was injected before the compaction may be gone from
+the context, so the prompt hook may bring it back.
 """
 
 from __future__ import annotations
@@ -17,7 +21,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from sophia import paths
-from sophia.hooks.runtime import load_config, log, read_payload, run
+from sophia.hooks import shown
+from sophia.hooks.runtime import load_config, log, read_payload, run, safe_session
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -49,21 +54,22 @@ def skip_reason(payload: dict[str, Any], cfg: dict[str, Any], sid: str | None) -
 
 def process(payload: dict[str, Any], home: Path | None = None) -> dict[str, Any]:
     """Queue or update the session's held digest job. Returns a small report (for tests and logs)."""
-    from sophia.hooks.session_end import safe_session
-
     h = home or paths.sophia_home()
     sid = safe_session(payload.get("session_id"))
+    event = payload.get("hook_event_name")
+    record = shown.after_compaction(h, sid, event) if event in EVENTS else ""
     skipped = skip_reason(payload, load_config(h), sid)
     if skipped or not sid:
-        return {"skipped": skipped}
+        return {"skipped": skipped, "shown": record}
     from sophia.learning import queue
     from sophia.redact import redact
 
-    event, trigger = payload["hook_event_name"], _text(payload, "trigger") or "?"
+    trigger = _text(payload, "trigger") or "?"
     summary = redact(_text(payload, "compact_summary").strip())[:MAX_SUMMARY_CHARS]
     state, job = queue.enqueue(h, sid, transcript=_text(payload, "transcript_path"), cwd=_text(payload, "cwd"),
                                reason=f"{event} ({trigger})", summary=summary, hold=HOLD)
-    return {"session": sid, "event": event, "job": job["id"], "state": state, "summary_chars": len(summary)}
+    return {"session": sid, "event": event, "job": job["id"], "state": state, "summary_chars": len(summary),
+            "shown": record}
 
 
 def main() -> None:

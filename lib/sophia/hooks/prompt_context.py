@@ -7,11 +7,16 @@ relative to the other hits: the share of the prompt's idf mass it matches, or it
 nothing is injected unless the best eligible item reaches ``context.prompt_context_min_score``;
 then items reaching half of it (a strong hit's neighbours) follow, best ranked first, at most
 ``context.prompt_context_max_items``. ``s3 recall --explain`` asks :func:`choose`, this very gate.
-Project scoping: episodes (and other episodic kinds) of another project are never shown;
-items of the current project come first; rules, profile facts and creed are global. Ingested
+Project scoping: an item of another project (of any kind: an episode, a rule with a project of its own)
+is never shown; items of the current project come first; what has no project (a rule without one,
+profile facts) is global. Ingested
 conversations (``s3 ingest``: benchmark data, other people's chats) are not shown unless
 ``context.include_ingested`` is true (the registry's ``injected`` flag, :mod:`sophia.kinds`). The
-current session's own episode is skipped. Prints NOTHING when nothing is relevant.
+current session's own episode is skipped. A memory already in the session's context (shown at
+SessionStart or at an earlier prompt since the last compaction: :mod:`sophia.hooks.shown`) counts for the
+gate but is not injected again: the session is given what a fresh one would be, less what its context
+holds, so a prompt whose relevant memories are all there already gets nothing. Prints NOTHING when
+nothing is relevant.
 """
 
 from __future__ import annotations
@@ -20,15 +25,16 @@ import os
 from pathlib import Path
 
 from sophia import kinds, paths
+from sophia.hooks import shown as shown_record
 from sophia.hooks.context import overlap, read_json_quiet, render_items, stems
 from sophia.hooks.project import project_of
-from sophia.hooks.runtime import emit_context, load_config, log, read_payload, run
+from sophia.hooks.runtime import emit_context, load_config, log, read_payload, run, safe_session
 
 TYPE_CHECKING = False  # typing costs a few ms to import: annotations only
 if TYPE_CHECKING:
+    from collections.abc import Collection
     from typing import Any
 
-EPISODIC = kinds.scoped_types()
 MIN_PROMPT_CHARS = 8
 QUERY_CHARS = 1000
 
@@ -109,16 +115,17 @@ def _number(v: Any) -> float | None:
 def _eligible(it: Any, project: str | None, session_id: str | None) -> bool:
     if not isinstance(it, dict) or not it.get("id"):
         return False
-    if str(it.get("type") or "") in EPISODIC and it.get("project") and it.get("project") != project:
-        return False  # another project's episode: never shown
+    if it.get("project") and it.get("project") != project:
+        return False  # another project's memory: never shown
     return not (session_id and _session_of(it) == session_id)
 
 
 def select(items: list[dict[str, Any]], query: str, *, project: str | None, session_id: str | None,
-           min_score: float, max_items: int) -> list[dict[str, Any]]:
+           min_score: float, max_items: int, shown: Collection[str] = ()) -> list[dict[str, Any]]:
     """The gate: [] unless the best eligible item's absolute ``relevance`` reaches ``min_score``; then
-    the eligible items with relevance >= ``RELATED * min_score``, this project's first, by rank.
-    (``query`` is kept for callers; relevance already says how much of it an item matches.)"""
+    the eligible items with relevance >= ``RELATED * min_score``, this project's first, by rank, less
+    those whose id is in ``shown`` (already in the session's context: they count for the gate, are not
+    given again). (``query`` is kept for callers; relevance already says how much of it an item matches.)"""
     keep = []
     best = 0.0
     for it in items:
@@ -128,7 +135,7 @@ def select(items: list[dict[str, Any]], query: str, *, project: str | None, sess
         if score is None or rel is None:
             continue
         best = max(best, rel)
-        if rel >= RELATED * min_score:
+        if rel >= RELATED * min_score and it["id"] not in shown:
             same = bool(project) and it.get("project") == project
             keep.append((score * (1.2 if same else 1.0), it))
     if best < min_score or best <= 0.0:
@@ -152,16 +159,21 @@ def too_short(prompt: str) -> bool:
     return len(s) + sum(1 for c in s if "\u2e80" <= c <= "\ud7af") < MIN_PROMPT_CHARS
 
 
-def choose(home: Path, ctx: dict[str, Any], prompt: str, project: str | None,
-           session_id: str | None) -> list[dict[str, Any]]:
-    """What the hook injects for this prompt (``ctx``: the config's ``context`` table): recall, then the gate."""
+def choose(home: Path, ctx: dict[str, Any], prompt: str, project: str | None, session_id: str | None,
+           shown: Collection[str] | None = None) -> list[dict[str, Any]]:
+    """What the hook injects for this prompt (``ctx``: the config's ``context`` table): recall, then the
+    gate. ``shown``: the ids already in the session's context (None: read from its record)."""
     max_items, min_score = ctx["prompt_context_max_items"], ctx["prompt_context_min_score"]
     if not ctx["prompt_context_enabled"] or max_items == 0 or too_short(prompt) or prompt.lstrip().startswith("/"):
         return []
+    if shown is None:
+        shown = shown_record.load(home, safe_session(session_id))
     query = prompt.strip()[:QUERY_CHARS]
-    items, _source = recall_items(home, query, project, max_items * 4, context_types(ctx))
-    return select(items, query, project=project, session_id=session_id, min_score=min_score, max_items=max_items)
-
+    # the items already shown come back too: ask for more (at most twice as many) so new ones still fill max_items
+    limit = max_items * 4 + min(len(shown), max_items * 4)
+    items, _source = recall_items(home, query, project, limit, context_types(ctx))
+    return select(items, query, project=project, session_id=session_id, min_score=min_score, max_items=max_items,
+                  shown=shown)
 
 
 def main() -> None:
@@ -176,10 +188,12 @@ def main() -> None:
     ctx = load_config(home)["context"]
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else os.environ.get("CLAUDE_PROJECT_DIR")
     sid = payload.get("session_id") if isinstance(payload.get("session_id"), str) else None
-    chosen = choose(home, ctx, prompt, project_of(cwd), sid)
+    record = safe_session(sid)
+    chosen = choose(home, ctx, prompt, project_of(cwd), sid, shown_record.load(home, record))
     text = render(chosen, ctx["prompt_context_min_score"]) if chosen else ""
     if text:
         emit_context("UserPromptSubmit", text)
+        shown_record.add(home, record, shown_record.ids_in(text))
 
 
 def cli() -> None:

@@ -39,6 +39,15 @@ def read_payload(stream: Any = None) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
+def safe_session(value: Any) -> str | None:
+    """A session id as a file name: only ASCII letters, digits, ``_`` and ``-`` of its first 128
+    characters (None when nothing is left)."""
+    if not isinstance(value, str):
+        return None
+    sid = "".join(c for c in value[:128] if c.isascii() and (c.isalnum() or c in "_-"))
+    return sid or None
+
+
 def load_config(home: Path | None = None) -> dict[str, Any]:
     """config.json with every key of ``config_defaults`` present and valid. A missing file means
     the defaults; a bad value (or a file that does not parse) means that key's default plus one

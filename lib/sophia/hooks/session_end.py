@@ -4,7 +4,8 @@ Stop fires after EVERY assistant turn: each run upserts the session's one episod
 id, idempotent), reading only what the transcript gained since the last run. SessionEnd
 finalises it (``end_trigger: session_end``), rotates old buffers, launches the after-session
 learning detached (:mod:`sophia.hooks.after_session`: zero-token lessons, and the digest job when
-learning is on) and, if the user opted in, a detached reflection. Nothing here waits on anything slow.
+learning is on) and, if the user opted in, a detached reflection; it also deletes the session's record of
+the memories injected into it (:mod:`sophia.hooks.shown`). Nothing here waits on anything slow.
 
 Per-session state lives next to the buffer: ``buffers/<session>.state.json`` (transcript
 offset, episode id, what was already counted).
@@ -14,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import time
 import zlib
 from pathlib import Path
@@ -26,7 +26,7 @@ from sophia.errors import SophiaError
 from sophia.hooks import episode as episode_mod
 from sophia.hooks import transcript as transcript_mod
 from sophia.hooks.project import git_info, project_of
-from sophia.hooks.runtime import load_config, log, read_payload, run
+from sophia.hooks.runtime import load_config, log, read_payload, run, safe_session
 from sophia.locking import locked
 from sophia.timeutil import iso
 
@@ -34,14 +34,6 @@ ROTATE_AFTER_DAYS = 14
 SEARCHED = ("goal_summary", "goal", "error_analysis", "heuristics", "keywords", "errors", "outcome", "trivial",
             "project", "git_branch")
 MAX_BUFFER_BYTES = 16 * 1024 * 1024
-_SID = re.compile(r"[^A-Za-z0-9_-]")
-
-
-def safe_session(value: Any) -> str | None:
-    if not isinstance(value, str):
-        return None
-    sid = _SID.sub("", value[:128])
-    return sid or None
 
 
 def buffer_path(home: Path, sid: str) -> Path:
@@ -154,6 +146,7 @@ def process(payload: dict[str, Any], home: Path | None = None, *, past: bool = F
     run.report["bad_lines"] = int(run.tstate.get("bad_lines") or 0)
     if run.final and not past:
         run.report["rotated"] = rotate_buffers(run.home)
+        _forget_shown(run)
         if episode is not None:
             _reflect(run, cfg, episode)
             _learn_after(run, episode)
@@ -340,6 +333,14 @@ def _index(run: _Run, episode: dict[str, Any]) -> None:
     except Exception as exc:  # noqa: BLE001 - the index is derived; a rebuild repairs it
         run.report["index"] = f"failed: {type(exc).__name__}: {exc}"
         log(f"session_end: indexing {episode['id']} failed: {type(exc).__name__}: {exc}", run.home)
+
+
+def _forget_shown(run: _Run) -> None:
+    """The session's record of what its context held goes with it; so do killed sessions' stale ones."""
+    from sophia.hooks import shown
+
+    run.report["shown_removed"] = shown.remove(run.home, run.sid)
+    run.report["shown_swept"] = shown.sweep(run.home)
 
 
 def _reflect(run: _Run, cfg: dict[str, Any], episode: dict[str, Any]) -> None:

@@ -3,14 +3,22 @@
 Prints ``{"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": ...}}``
 with, in this order and within ``context.session_start_max_tokens`` (about 4 characters a
 token): the identity goal and terminal creed, the user's stable profile (a line or two), the
-heuristics (semantic rules) most relevant to this project, foresight still valid today, the last few
-episodes of THIS project that say something (not trivial, more than a bare first prompt: what came of
-it, a lesson, the files; other projects' episodes never appear), each as the prompt hook renders it
-(``context.episode_lines``), the project's playbook and error -> fix procedures learned from its
-commands, and open knowledge gaps; first, one line when digest jobs are parked. Claude Code's own
-memory (``cc_memory``) is never part of it; when its files changed, a detached refresh re-indexes them. Reads only small files:
-the capped episode index (1000 entries), the few episode files shown, the rules, ``memory/foresight.json``,
-the self model, the user model.
+heuristics (semantic rules) most relevant to this project, foresight of this project still valid today,
+the last few episodes of THIS project that say something (not trivial, more than a bare first prompt:
+what came of it, a lesson, the files), each as the prompt hook renders it (``context.episode_lines``),
+the project's playbook and error -> fix procedures learned from its commands, and this project's open
+knowledge gaps; first, one line when digest jobs are parked.
+
+Nothing of another project appears. What has no project appears only when it is global: the identity,
+the creed, the user's profile, a rule without a project (a heuristic is a general lesson unless it names
+its project; the prompt hook treats rules the same way), a gap marked global (``sophia.gaps``).
+Foresight without a project of its own takes the project of the episode it was drawn from, else it is
+not shown here. The ids shown start the session's record of what its context holds
+(:mod:`sophia.hooks.shown`), whatever the ``source`` (startup, resume, clear, compact).
+
+Claude Code's own memory (``cc_memory``) is never part of it; when its files changed, a detached refresh
+re-indexes them. Reads only small files: the capped episode index (1000 entries), the few episode files
+shown, the rules, ``memory/foresight.json``, the self model, the user model.
 """
 
 from __future__ import annotations
@@ -19,10 +27,11 @@ import os
 from datetime import UTC, datetime
 from pathlib import Path
 
-from sophia import kinds, paths
+from sophia import gaps, kinds, paths
+from sophia.hooks import shown
 from sophia.hooks.context import ago, episode_lines, fit, memory_items, one_line, read_json_quiet, stems
 from sophia.hooks.project import project_of
-from sophia.hooks.runtime import emit_context, load_config, read_payload, run
+from sophia.hooks.runtime import emit_context, load_config, read_payload, run, safe_session
 from sophia.timeutil import parse
 
 TYPE_CHECKING = False  # typing costs a few ms to import: annotations only
@@ -43,11 +52,13 @@ def _age_days(value: Any, now: datetime) -> float | None:
     return None if d is None else max(0.0, (now - d).total_seconds() / 86400)
 
 
-def project_episodes(index: Any, project: str | None) -> list[dict[str, Any]]:
+def index_entries(index: Any) -> list[dict[str, Any]]:
     entries = index.get("entries") if isinstance(index, dict) else None
-    if not isinstance(entries, list) or not project:
-        return []
-    return [e for e in entries if isinstance(e, dict) and e.get("project") == project and e.get("id")]
+    return [e for e in entries if isinstance(e, dict) and e.get("id")] if isinstance(entries, list) else []
+
+
+def project_episodes(index: Any, project: str | None) -> list[dict[str, Any]]:
+    return [e for e in index_entries(index) if e.get("project") == project] if project else []
 
 
 def rank_rules(rules: Any, keywords: set[str], project: str | None, now: datetime) -> list[dict[str, Any]]:
@@ -59,8 +70,8 @@ def rank_rules(rules: Any, keywords: set[str], project: str | None, now: datetim
             continue
         if r.get("retired") or r.get("status") in ("retired", "rejected"):
             continue
-        if r.get("project") and project and r.get("project") != project:
-            continue
+        if r.get("project") and r.get("project") != project:
+            continue  # another project's rule (a rule without one is global)
         try:
             conf = float(r.get("confidence", 0.8))
         except (TypeError, ValueError):
@@ -75,10 +86,22 @@ def rank_rules(rules: Any, keywords: set[str], project: str | None, now: datetim
     return [r for _, _, r in scored[:MAX_RULES]]
 
 
-def valid_foresight(items: list[dict[str, Any]], project: str | None, now: datetime) -> list[dict[str, Any]]:
+def item_project(item: dict[str, Any], episode_projects: dict[str, Any]) -> str | None:
+    """An item's project: its own, else that of the episode it was drawn from (its first known source)."""
+    if item.get("project"):
+        return str(item["project"])
+    sources = item.get("source_ids")
+    if not isinstance(sources, list):
+        return None
+    return next((str(episode_projects[s]) for s in sources if isinstance(s, str) and episode_projects.get(s)), None)
+
+
+def valid_foresight(items: list[dict[str, Any]], project: str | None, now: datetime,
+                    episode_projects: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """This project's foresight valid at ``now``, soonest to expire first."""
     out = []
     for it in items:
-        if it.get("project") and it.get("project") != project:
+        if not project or item_project(it, episode_projects or {}) != project:
             continue
         start, end = parse(it.get("valid_from")), parse(it.get("valid_until"))
         if (start and start > now) or (end and end < now) or not it.get("text"):
@@ -88,12 +111,10 @@ def valid_foresight(items: list[dict[str, Any]], project: str | None, now: datet
     return out[:MAX_FORESIGHT]
 
 
-def _gap_text(g: Any) -> str:
-    if isinstance(g, dict):
-        if g.get("resolved") or g.get("status") in ("closed", "resolved"):
-            return ""
-        return str(g.get("gap") or g.get("text") or g.get("description") or "")
-    return str(g) if isinstance(g, str) else ""
+def gap_lines(self_model: dict[str, Any], project: str | None) -> list[str]:
+    """The newest open gaps of this project and those marked global (``gaps.shown_in``), one line each."""
+    shown_here = gaps.shown_for(self_model.get("knowledge_gaps"), project)[-MAX_GAPS:]
+    return [f"- [{g['id']}] {one_line(g.get('text'), 200)}" for g in shown_here]
 
 
 def parked_digests(home: Path) -> int:
@@ -197,7 +218,8 @@ def build_context(home: Path, cfg: dict[str, Any], cwd: str | None, now: datetim
         for r in rules
     ]))
 
-    foresight = valid_foresight(memory_items(home, "foresight"), project, now)
+    owners = {str(e["id"]): e.get("project") for e in index_entries(index)}
+    foresight = valid_foresight(memory_items(home, "foresight"), project, now, owners)
     sections.append(("## Foresight still valid today", [
         f"- [{f.get('id', '?')}] {one_line(f.get('text'), 250)}"
         + (f" (until {str(f.get('valid_until'))[:10]})" if f.get("valid_until") else "")
@@ -209,8 +231,7 @@ def build_context(home: Path, cfg: dict[str, Any], cwd: str | None, now: datetim
 
     sections.append(("## What worked in this project before (commands)", command_lessons(home, project, max_chars)))
 
-    gaps = [t for t in (_gap_text(g) for g in self_model.get("knowledge_gaps") or []) if t][-MAX_GAPS:]
-    sections.append(("## Open knowledge gaps", [f"- {one_line(g, 200)}" for g in gaps]))
+    sections.append(("## Open knowledge gaps in this project", gap_lines(self_model, project)))
 
     preamble = ("# Sophia System 3 memory (ids can be cited; `s3 recall QUERY` finds more)\n")
     text = fit(sections, max_chars, preamble)
@@ -226,13 +247,14 @@ def main() -> None:
 
     kick(home, "session start")  # detached, returns at once; nothing when team sync is not configured
     cfg = load_config(home)
-    if not cfg["context"]["session_start_enabled"]:
-        return
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else os.environ.get("CLAUDE_PROJECT_DIR")
-    text = build_context(home, cfg, cwd)
+    text = build_context(home, cfg, cwd) if cfg["context"]["session_start_enabled"] else ""
     if text:
         emit_context("SessionStart", text)
-    refresh_claude_memory(home, project_of(cwd))
+    source = str(payload.get("source") or "startup")[:20]
+    shown.start(home, safe_session(payload.get("session_id")), f"SessionStart:{source}", shown.ids_in(text))
+    if cfg["context"]["session_start_enabled"]:
+        refresh_claude_memory(home, project_of(cwd))
 
 
 def refresh_claude_memory(home: Path, project: str | None) -> int | None:

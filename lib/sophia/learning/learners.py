@@ -211,26 +211,22 @@ def _count_command(table: dict[str, Any], entry: dict[str, Any], session: str) -
     return rec if min(len(rec["sessions"]), distinct) >= PLAYBOOK_SESSIONS else None
 
 
-def _add_gaps(home: Path, gaps: list[str]) -> list[str]:
-    """The self-model's knowledge gaps, added the way reflection adds them (near-duplicates skipped)."""
-    if not gaps:
-        return []
-    from ..memory.apply import MAX_GAPS, _add_unique, _update_self_model
-    from ..timeutil import now
+def _add_gaps(home: Path, gaps: list[dict[str, Any]]) -> list[str]:
+    """The self-model's knowledge gaps (records with project and key), added as reflection adds them."""
+    from ..memory.gaps import add_gaps
 
-    def mutate(sm: Any) -> dict[str, Any]:
-        sm.knowledge_gaps, added = _add_unique(list(sm.knowledge_gaps), gaps, MAX_GAPS)
-        if added:
-            sm.updated_at = now()
-        return {"added": added}
-
-    return list(_update_self_model(home, mutate)["added"])
+    return add_gaps(home, gaps)
 
 
-def _gap_text(rec: dict[str, Any], project: str) -> str:
+def _gap_text(rec: dict[str, Any], project: str) -> dict[str, Any]:
+    """A recurring failure as a gap of its project, closed by its key (``gaps.failure_key``)."""
+    from .. import gaps
+
     name = project.rstrip("/").rsplit("/", 1)[-1] or project
-    return one_line(f"recurring failure in {name}: `{rec['command']}` fails with `{rec['error']}` "
+    text = one_line(f"recurring failure in {name}: `{rec['command']}` fails with `{rec['error']}` "
                     f"({len(rec['sessions'])} sessions)", 300)
+    return gaps.record(text, project=project, key=gaps.failure_key(rec["key"], rec["class"]), source="learner",
+                       source_ids=rec["sessions"])
 
 
 def learn_session(home: Path, session_id: str, project: str | None, cmds: list[Command], *,

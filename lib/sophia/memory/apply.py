@@ -34,11 +34,10 @@ from ..errors import SophiaError
 from ..locking import locked
 from ..redact import redact_obj
 from ..timeutil import iso, now, parse
-from . import conflicts, indexing, ledger, rules, scenes
+from . import conflicts, gaps, indexing, ledger, rules, scenes
 from .files import find_item, make_item, update_items
 from .text import content_id, near_duplicate, normalise
 
-MAX_GAPS = 50
 MAX_GOALS = 20
 CAP_DIGESTS = 20
 PROMOTE_SIGHTINGS = 3
@@ -298,22 +297,35 @@ def _add_unique(existing: list[str], new: list[str], cap: int) -> tuple[list[str
     return out[-cap:], added
 
 
+def reflection_gaps(r: ReflectionResult, home: Path) -> list[dict[str, Any]]:
+    """The gaps a reflection identified, as records: in the project of the episodes it analysed when they
+    share one; unscoped otherwise (listed by ``s3 status``, never shown at SessionStart)."""
+    from .. import gaps as gap_records
+
+    episodes = [ep for ep in (_load_episode(eid, home) for eid in r.episodes_analyzed) if ep]
+    found = {ep.get("project") for ep in episodes}
+    project = found.pop() if len(found) == 1 else None
+    return [gap_records.record(g, project=project if isinstance(project, str) else None, source="reflection",
+                               source_ids=r.episodes_analyzed) for g in r.knowledge_gaps_identified]
+
+
 def apply_reflection(r: ReflectionResult, dg: str, home: Path, at: datetime) -> dict[str, Any]:
     resolved = _check_links(r.links, _resolver(home))
     changes = _merge_rules(r.heuristics, "reflection", dg, home, at)
+    new_gaps = reflection_gaps(r, home)
 
     def mutate(sm: Any) -> dict[str, Any]:
         caps = [c for c in (apply_capability(sm, cu, dg, at) for cu in r.capability_updates) if c]
-        sm.knowledge_gaps, gaps = _add_unique(list(sm.knowledge_gaps), r.knowledge_gaps_identified, MAX_GAPS)
+        added_gaps = gaps.add(sm, new_gaps, at)
         goals_before = list((sm.model_extra or {}).get("suggested_goals") or [])
         goals_after, goals = _add_unique(goals_before, r.suggested_goals, MAX_GOALS)
         if goals:
             setattr(sm, "suggested_goals", goals_after)  # noqa: B010
         if r.heuristics or r.capability_updates or r.knowledge_gaps_identified or r.episodes_analyzed:
             sm.last_reflection = at
-        if caps or gaps or goals:
+        if caps or added_gaps or goals:
             sm.updated_at = now()
-        return {"capability_updates": caps, "knowledge_gaps_added": gaps, "suggested_goals_added": goals}
+        return {"capability_updates": caps, "knowledge_gaps_added": added_gaps, "suggested_goals_added": goals}
 
     changes.update(_update_self_model(home, mutate))
     _log_capabilities(changes["capability_updates"], dg, home, at)

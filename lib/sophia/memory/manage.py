@@ -212,7 +212,8 @@ def list_kind(word: str, home: Path | None = None) -> list[Any]:
         from ..models import SelfModel
         from ..state import _default_self_model, load_model
 
-        return list(load_model(paths.self_model_path(h), SelfModel, _default_self_model).knowledge_gaps)
+        sm = load_model(paths.self_model_path(h), SelfModel, _default_self_model)
+        return [g.model_dump(mode="json") for g in sm.knowledge_gaps]
     if word == "conflicts":
         from .conflicts import load_records
 

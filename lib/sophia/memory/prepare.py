@@ -71,7 +71,7 @@ def reflect_pack(n: int = 5, episode_id: str | None = None, home: Path | None = 
             "capabilities": {k: v.model_dump(mode="json", include={"proficiency", "experience_count",
                                                                    "success_rate"})
                              for k, v in sm.capabilities.items()},
-            "knowledge_gaps": list(sm.knowledge_gaps),
+            "knowledge_gaps": [{"text": g.text, "project": g.project} for g in sm.knowledge_gaps if g.is_open],
             "last_reflection": iso(sm.last_reflection) if sm.last_reflection else None,
         },
         "existing_rules": [{k: r.get(k) for k in ("id", "trigger_concept", "rule_content", "confidence")}
