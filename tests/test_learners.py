@@ -427,3 +427,24 @@ def test_procedures_an_older_kit_taught_that_force_past_a_check_are_retired_once
 
     assert [r["id"] for r in search.recall("cleanup feat force", home=home)] == []
     assert P.sweep(home) == []  # once per version of the rules
+
+
+def test_a_fix_learned_later_closes_the_projects_gap(home: Path) -> None:
+    """Two sessions fail the same way (a gap of this project); a third learns the fix: the gap is closed
+    by that procedure and SessionStart no longer lists it."""
+    from sophia import gaps as gap_records
+    from sophia.atomic import read_json
+
+    def failing() -> list[C.Command]:
+        return session(bad("docker compose up", "Error: open /a/.env: no such file or directory"), ok("make"))
+
+    L.learn_session(home, "s1", PROJECT, failing())
+    assert len(L.learn_session(home, "s2", PROJECT, failing())["gaps_added"]) == 1
+    report = L.learn_session(home, "s3", PROJECT, session(
+        bad("docker compose up", "Error: open /b/.env: no such file or directory"), ok("cp .env.example .env"),
+        ok("docker compose up -d")))
+    [proc] = fixes(home)
+    assert len(report["gaps_closed"]) == 1
+    [gap] = [g for g in gap_records.records(read_json(home / "self_model.json")["knowledge_gaps"])
+             if "docker" in g["text"]]
+    assert gap["closed_by"] == proc["id"] and not gap_records.is_open(gap)

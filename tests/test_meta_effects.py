@@ -363,3 +363,13 @@ def test_reflect_prepare_pack(s3_env: dict[str, str], home: Path) -> None:
     assert "knowledge_gaps" in pack["self_model"]
     r = run_s3(["reflect"], s3_env)
     assert r.returncode == 2 and "s3-reflection" in r.stderr
+
+
+def test_what_a_digest_learns_belongs_to_its_episodes_project(home: Path) -> None:
+    """The digest worker names the episode, not the project: facts, foresight and procedures take the
+    episode's project (so another project's session never gets them); the profile, about the user, does not."""
+    seed_episodes(home, [make_episode("ep_shop", "Fix the checkout", project="/work/shop")])
+    apply("extraction", {"episode_id": "ep_shop", "atomic_facts": [{"fact": "The checkout uses Stripe"}],
+                         "profile": [{"fact": "The user prefers pytest", "kind": "preference"}]}, home)
+    assert [f["project"] for f in items(home, "facts")] == ["/work/shop"]
+    assert [p["project"] for p in items(home, "profile")] == [None]

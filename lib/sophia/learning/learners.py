@@ -152,7 +152,9 @@ def analyse(cmds: list[Command], project: str | None = None) -> dict[str, Any]:
 
 def state_path(home: Path) -> Path:
     """Cross-session counts: ``{"projects": {project: {"commands": {...}, "failures": {...}}}}``."""
-    return home / "learning" / "commands.json"
+    from .. import paths
+
+    return paths.command_counts_path(home)
 
 
 def _count(table: dict[str, Any], key: str, entry: dict[str, Any], session: str) -> dict[str, Any]:
@@ -218,6 +220,21 @@ def _add_gaps(home: Path, gaps: list[dict[str, Any]]) -> list[str]:
     return add_gaps(home, gaps)
 
 
+def _close_gaps(home: Path, project: str, items: list[dict[str, Any]]) -> list[str]:
+    """A fix learned for a failure closes the project's gap of that failure (its key: command key and
+    error class); the gap records which procedure closed it."""
+    from .. import gaps
+    from ..memory.gaps import close_gaps
+
+    closed: list[str] = []
+    for item in items:
+        meta = item.get("meta") or {}
+        if meta.get("category") == "error_fix" and meta.get("key"):
+            key = gaps.failure_key(meta["key"], error_class(str(meta.get("error") or "")))
+            closed += close_gaps(home, project, [key], by=item["id"])
+    return closed
+
+
 def _gap_text(rec: dict[str, Any], project: str) -> dict[str, Any]:
     """A recurring failure as a gap of its project, closed by its key (``gaps.failure_key``)."""
     from .. import gaps
@@ -252,6 +269,7 @@ def learn_session(home: Path, session_id: str, project: str | None, cmds: list[C
              for f in lessons["fixes"] if not teachable.refusal(f)]
     items += [procedures.playbook_item(r, project, source, stamp) for r in promoted]
     report["procedures_added"] = procedures.store(home, items)
+    report["gaps_closed"] = _close_gaps(home, project, items)
     report["gaps_added"] = _add_gaps(home, [_gap_text(r, project) for r in recurring])
     report["playbook"] = [r["command"] for r in promoted]
     return report

@@ -476,6 +476,14 @@ def _touch(used: dict[str, list[str]], bump: Callable[[dict[str, Any], dict[str,
 # The kinds built one per contract entry come from the registry (sophia.kinds.extracted()).
 
 
+def _episode_project(eid: str | None, home: Path) -> str | None:
+    """The project of the episode a digest came from: what it learned there belongs to that project
+    (the profile, about the user, stays where the contract puts it)."""
+    ep = _load_episode(eid, home) if eid else None
+    project = ep.get("project") if ep else None
+    return project if isinstance(project, str) and project else None
+
+
 class _Extraction:
     """One extraction being applied: the result, its time and the items built from it."""
 
@@ -483,7 +491,7 @@ class _Extraction:
         self.r, self.home = r, home
         self.observed = parse(r.observed_at) or at
         self.stamp = iso(self.observed)
-        self.base = {"project": r.project, "timestamp": self.stamp,
+        self.base = {"project": r.project or _episode_project(r.episode_id, home), "timestamp": self.stamp,
                      "source_ids": [r.episode_id] if r.episode_id else []}
         self.narrative = " ".join(x for x in (r.subject, r.summary, r.episode) if x).strip()
         self.memcell: dict[str, Any] | None = None
