@@ -14,8 +14,10 @@ Pipeline for one query:
 3. exact BM25 (k1, b tuned) over the candidates with every query term, normalised to 0..1;
    with ``feedback_docs`` (``s3 recall``'s CLI_KNOBS, not the prompt hook's DEFAULT_KNOBS), a second
    round on the rare terms the best hits share (``feedback.py``) is added at ``feedback_weight``;
-4. fusion with the semantic hits (weighted scores), item-level adjustments (seed 12.4 for
-   episodes, prospective penalty, recency), expansion, sort, cut at ``limit``.
+4. fusion with the semantic hits (weighted scores; a cosine at or below ``semantic_floor`` adds
+   nothing), item-level adjustments (seed 12.4 for episodes, prospective penalty, recency), expansion
+   of what matched, sort, cut at ``limit``. An item that matched neither by keyword nor above the
+   floor by meaning is never listed, whatever boost or expansion it could get.
 
 Two timelines, filtered independently:
 - ``as_of`` (event / validity time, default now): what was true or valid then. Items are
@@ -342,17 +344,21 @@ def adjust(score: float, row: dict[str, Any], as_of: datetime, knobs: Knobs) -> 
 
 
 def fuse(kw: dict[str, float], sem: dict[str, float], knobs: Knobs) -> dict[str, float]:
-    """Weighted score fusion: keyword scores / max + w * rescaled cosine (floor..max -> 0..1)."""
+    """Weighted score fusion: keyword scores / max + w * rescaled cosine (floor..max -> 0..1).
+
+    Only what matched is fused: an item with a keyword score, or a cosine above ``semantic_floor``. A
+    cosine at or below the floor adds nothing (and does not list the item), so when every cosine is
+    below it the semantic tier adds nothing at all; above it, a more similar item never gets less."""
     out: dict[str, float] = {}
     kmax = max(kw.values(), default=0.0) or 1.0
     for iid, s in kw.items():
         out[iid] = s / kmax
-    if sem:
-        smax = max(sem.values())
-        span = (smax - knobs.semantic_floor) or 1.0
+    floor = knobs.semantic_floor
+    span = max(sem.values(), default=floor) - floor
+    if span > 0:
         for iid, c in sem.items():
-            v = max(0.0, (c - knobs.semantic_floor) / span)
-            out[iid] = out.get(iid, 0.0) + knobs.semantic_weight * v
+            if c > floor:
+                out[iid] = out.get(iid, 0.0) + knobs.semantic_weight * (c - floor) / span
     return out
 
 
@@ -535,7 +541,7 @@ def search(conn: sqlite3.Connection, query: str, *, limit: int = 10, types: list
     if isinstance(semantic_hits, _sem.Pending):
         semantic_hits = semantic_hits.get() if knobs.semantic_weight > 0 else None
     if semantic_hits:
-        missing = [iid for iid, _ in semantic_hits if iid not in rows]
+        missing = [iid for iid, c in semantic_hits if iid not in rows and c > knobs.semantic_floor]
         if missing:
             rows.update(_fetch(conn, missing, flt))
         sem = {iid: float(c) for iid, c in semantic_hits if iid in rows}
