@@ -43,7 +43,7 @@ from ..kinds import bulk_types
 from ..timeutil import iso, now, parse
 from . import candidates as _cand
 from . import semantic as _sem
-from .text import FILLER, analyze
+from .text import FILLER, analyze, topical
 
 MAX_QUERY_CHARS = 4000
 MAX_QUERY_TERMS = 64
@@ -228,8 +228,13 @@ def coverage(matched: list[str], weights: dict[str, float]) -> float:
 
     A number (a date, a count, a version) and a prompt's filler words (``text.FILLER``: "last time",
     "please help") count when matched, never against an item that lacks them: they say when, how many
-    or how to, not what about (LoCoMo dev: numbers +2.3 points of hits, abstention unchanged)."""
+    or how to, not what about (LoCoMo dev: numbers +2.3 points of hits, abstention unchanged).
+
+    An item that matches no topic word (only filler and ``text.GENERIC`` words: "fix", "fail", "build")
+    scores 0, whatever those words weigh in this store: they count beside a topic word, never alone."""
     have = set(matched)
+    if not any(topical(t) for t in have):
+        return 0.0
     total = sum(w for t, w in weights.items() if t in have or not (t.isdigit() or t in FILLER))
     return sum(weights.get(t, 0.0) for t in have) / total if total > 0 else 0.0
 
