@@ -92,7 +92,7 @@ class Knobs:
     # absolute relevance (the prompt hook's gate; not the ranking): raw cosine floor..full -> 0..1
     relevance_cos_floor: float = 0.3
     relevance_cos_full: float = 0.7
-    relevance_idf_floor: float = 2.0
+    relevance_idf_floor: float = 4.0  # with context.prompt_context_min_score: bench/locomo_gate_loo.py
 
     def __init__(self, **changes: Any) -> None:
         for k, v in changes.items():
@@ -211,9 +211,10 @@ def term_weights(conn: sqlite3.Connection, terms: list[str], knobs: Knobs = DEFA
 
     - a term the store never saw weighs as one seen once (add-one smoothing: as rare as the rarest,
       no rarer), so a prompt about something memory never mentions is mostly unmatched;
-    - no term weighs less than ``relevance_idf_floor`` (2.0: the idf of a term in about one item of
-      eight): a word all of memory shares (a speaker's name, the project's topic) does not tell the
-      items apart, but it still says what the prompt is about."""
+    - no term weighs less than ``relevance_idf_floor`` (4.0: the idf of a term in about one item of
+      55): a word all of memory shares (a speaker's name, the project's topic) does not tell the
+      items apart, but it still says what the prompt is about. On a store of under ~80 items no
+      term's idf reaches the floor, and every term weighs the same."""
     uniq = list(dict.fromkeys(terms))[:MAX_QUERY_TERMS]
     n, _ = _stats(conn)
     if not uniq or n == 0:
