@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from conftest import ROOT, run_s3
+from sophia.cli.recall_explain import why_lines
 from sophia.hooks.prompt_context import select
 from sophia.index import db, store
 from sophia.index.search import search
@@ -81,6 +82,41 @@ def test_prompt_filler_counts_only_when_matched(sophia_home: Path) -> None:
     chatty = search(conn, "please help with the walrus sanctuary trip like last time", limit=1)[0]["relevance"]
     conn.close()
     assert chatty == pytest.approx(plain)
+
+
+WORKTREE_FIXES = [
+    "when `git worktree add ../wt-api api` fails with `fatal: 'api' is already checked out`, "
+    "`git worktree add -b api-2 ../wt-api` worked",
+    "when `git worktree remove ../wt-old` fails with `contains modified or untracked files`, "
+    "`git worktree remove --force ../wt-old` worked (after `git status`)",
+    "to fix a stale worktree that fails to switch (`wt-dispatcher.sh switch main`: `worktree not found`), "
+    "`git worktree prune` worked",
+]
+OTHER_NOTES = [f"note {n}: the {a} by the {b} likes {c}" for n, (a, b, c) in enumerate(
+    (a, b, c) for a in ("heron", "otter", "badger", "lynx", "stoat") for b in ("river", "barn", "quarry", "orchard")
+    for c in ("plums", "eels", "moss", "beetles", "clover"))]
+
+
+@pytest.mark.parametrize("others", [0, len(OTHER_NOTES)])
+def test_generic_words_alone_never_pass_the_gate(sophia_home: Path, others: int) -> None:
+    """'fix the failing pnpm build' shares only 'fix' and 'fail' with worktree procedures: on a small store
+    those words are rare, hence heavy (relevance 0.45 against a gate of 0.42). They carry no topic: they
+    may not lift an item alone, whatever the store's size; beside a shared topic word they count."""
+    conn = db.connect(sophia_home)
+    procs = [{"id": f"proc_{n}", "type": "procedure", "text": t} for n, t in enumerate(WORKTREE_FIXES)]
+    store.upsert_items(conn, procs + [{"id": f"fact_{n}", "type": "fact", "text": t}
+                                      for n, t in enumerate(OTHER_NOTES[:others])])
+    generic = search(conn, "fix the failing pnpm build", limit=20, explain=True)
+    topic = search(conn, "fix the failing worktree build", limit=20)
+    conn.close()
+    assert "no topic word" in why_lines(generic)[0]  # `s3 recall --explain` says why
+    assert {r["id"] for r in generic} >= {"proc_0", "proc_2"}  # still ranked: they share words
+    assert all(r["relevance"] == 0.0 for r in generic)
+    assert select(generic, "", project=None, session_id=None, min_score=0.42, max_items=5) == []
+    chosen = select(topic, "", project=None, session_id=None, min_score=0.42, max_items=5)
+    assert {r["id"] for r in chosen} == {"proc_0", "proc_1", "proc_2"}
+    shared = {r["id"]: r["relevance"] for r in topic}
+    assert shared["proc_2"] > shared["proc_1"]  # 'fix' and 'fail' count beside 'worktree'
 
 
 def test_select_gate_then_related_items() -> None:

@@ -234,3 +234,28 @@ def test_service_exits_when_its_home_is_deleted(home: Path) -> None:
 
     shutil.rmtree(home)
     assert wait_for(lambda: not service_pids(home), 15), "service kept running after its home was deleted"
+
+
+def test_recall_of_what_memory_never_mentions_lists_nothing(home: Path, s3_env: dict[str, str]) -> None:
+    """Issue 27: with the semantic tier warm, `s3 recall zebra` listed every item, the least similar first
+    (every cosine below the floor turned fuse()'s span negative), while the viewer said 0 results. Both
+    list nothing now; a question put in other words still finds its memory by meaning."""
+    from sophia.index.search import DEFAULT_KNOBS
+    from sophia.ui import data
+
+    (home / "config.json").write_text(json.dumps({"embedding_provider": "local", "embedding_idle_seconds": 600}))
+    conn = vectors.connect(home)
+    put_items(conn, ITEMS)
+    conn.close()
+    r = run_s3(["embed", "start", "--json", "--timeout", "100"], s3_env)
+    assert r.returncode == 0, r.stderr
+    assert client.wait_embedded(home, timeout=60)
+    hits = client.search("zebra", 10, home=home, timeout=5)
+    assert hits and max(c for _, c in hits) <= DEFAULT_KNOBS.semantic_floor  # the case: all below the floor
+    r = run_s3(["recall", "zebra", "--json"], s3_env)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["results"] == []
+    assert "No memories match" in run_s3(["recall", "zebra"], s3_env).stdout
+    assert data.search(home, "zebra", None, None, None)["results"] == []
+    r = run_s3(["recall", "pets and dogs", "--json"], s3_env)
+    assert [x["id"] for x in json.loads(r.stdout)["results"]][:1] == ["turn:1"]  # no word shared: by meaning

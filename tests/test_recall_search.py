@@ -193,6 +193,49 @@ def test_semantic_hits_are_fused(conn) -> None:  # type: ignore[no-untyped-def]
     assert ids(fused)[0] == "fact_1"
 
 
+def test_cosines_all_below_the_floor_add_nothing(conn) -> None:  # type: ignore[no-untyped-def]
+    """`s3 recall zebra` on a store with nothing about zebras: every cosine below the floor. The span
+    max - floor went negative and ranked the least similar item first; nothing may be listed."""
+    store.upsert_items(conn, [_it("fact_1", "the sofa is blue"), _it("fact_2", "we moved to Lisbon in May"),
+                              _it("fact_3", "the cat sleeps on the sofa", source="chat", seq=1, memcell_id="m1"),
+                              _it("fact_4", "a cushion for the cat", source="chat", seq=2, memcell_id="m1")])
+    below = [("fact_1", 0.15), ("fact_3", 0.02), ("fact_2", -0.048)]
+    assert search(conn, "zebra", semantic_hits=below) == []  # not by recency (all are new), not by expansion
+    kw_only = search(conn, "sofa", use_semantic=False)
+    with_sem = search(conn, "sofa", semantic_hits=below)
+    assert [(r["id"], r["score"]) for r in with_sem] == [(r["id"], r["score"]) for r in kw_only]
+    assert "fact_2" not in ids(with_sem)
+
+
+def test_more_similar_never_ranks_lower() -> None:
+    """fuse(): for the same keyword score, a higher cosine never gets a lower fused score; at or below the
+    floor it adds nothing (random cosines, some sets wholly below the floor)."""
+    import random
+
+    from sophia.index.search import DEFAULT_KNOBS, fuse
+
+    rnd = random.Random(7)
+    floor = DEFAULT_KNOBS.semantic_floor
+    for _ in range(300):
+        n = rnd.randint(1, 12)
+        sem = {f"i{k}": rnd.uniform(-0.3, 0.9 if rnd.random() < 0.7 else floor) for k in range(n)}
+        kw = {f"i{k}": 1.0 for k in range(n) if rnd.random() < 0.3}
+        out = fuse(kw, sem, DEFAULT_KNOBS)
+        for a in sem:
+            assert (a in out) == (a in kw or sem[a] > floor)
+            if sem[a] <= floor:
+                assert out.get(a, 0.0) == kw.get(a, 0.0)
+            for b in sem:
+                if kw.get(a) == kw.get(b) and sem[a] > sem[b]:
+                    assert out.get(a, 0.0) >= out.get(b, 0.0)
+
+
+def test_semantic_only_hits_rank_by_similarity(conn) -> None:  # type: ignore[no-untyped-def]
+    store.upsert_items(conn, [_it(f"fact_{k}", f"note number {k} about nothing") for k in range(6)])
+    hits = [("fact_3", 0.31), ("fact_0", 0.62), ("fact_5", 0.05), ("fact_1", 0.44), ("fact_4", -0.2)]
+    assert ids(search(conn, "zebra crossing", semantic_hits=hits)) == ["fact_0", "fact_1", "fact_3"]
+
+
 def test_limit_and_bounded_candidates(conn) -> None:  # type: ignore[no-untyped-def]
     store.upsert_items(conn, [_it(f"fact_{i}", f"common word here {i} rare{i % 7}") for i in range(300)])
     knobs = with_knobs(max_df_floor=0)

@@ -90,7 +90,7 @@ SETTINGS: tuple[Setting, ...] = (
     S("context.session_start_max_tokens", 2000, "int", (100, 20000), doc="cap of what SessionStart injects"),
     S("context.prompt_context_enabled", True, "bool", doc="recall on every prompt (UserPromptSubmit)"),
     S("context.prompt_context_max_items", 5, "int", (0, 20), doc="at most this many memories a prompt gets"),
-    S("context.prompt_context_min_score", 0.42, "float", (0.0, 1.0),
+    S("context.prompt_context_min_score", 0.45, "float", (0.0, 1.0),
       doc="absolute relevance (0..1, about the share of the prompt's rare words a memory has) the best "
           "memory must reach, else nothing is injected; others then need half of it (`s3 recall --explain`)"),
     S("context.include_ingested", False, "bool",

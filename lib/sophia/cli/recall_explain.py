@@ -67,8 +67,12 @@ def _why_line(r: dict[str, Any]) -> str:
     if e.get("matched"):
         bits.append("matched " + ", ".join(f"{t} {w:.2f}" for t, w in e["matched"].items()))
     if "keyword_part" in e:
+        from ..index.text import topical
+
+        alone = " (no topic word: generic words never pass alone)" if e.get("matched") and not any(
+            topical(t) for t in e["matched"]) else ""
         bits.append(f"keyword {e['keyword_part']:.3f} (bm25 {e['keyword_bm25']:.2f}, covers "
-                    f"{e['keyword_relevance']:.2f} of the query)")
+                    f"{e['keyword_relevance']:.2f} of the query{alone})")
     if e.get("semantic_cosine") is not None:
         bits.append(f"semantic +{e['semantic_part']:.3f} (cosine {e['semantic_cosine']:.3f})")
     if e.get("boosts"):

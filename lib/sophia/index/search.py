@@ -14,8 +14,10 @@ Pipeline for one query:
 3. exact BM25 (k1, b tuned) over the candidates with every query term, normalised to 0..1;
    with ``feedback_docs`` (``s3 recall``'s CLI_KNOBS, not the prompt hook's DEFAULT_KNOBS), a second
    round on the rare terms the best hits share (``feedback.py``) is added at ``feedback_weight``;
-4. fusion with the semantic hits (weighted scores), item-level adjustments (seed 12.4 for
-   episodes, prospective penalty, recency), expansion, sort, cut at ``limit``.
+4. fusion with the semantic hits (weighted scores; a cosine at or below ``semantic_floor`` adds
+   nothing), item-level adjustments (seed 12.4 for episodes, prospective penalty, recency), expansion
+   of what matched, sort, cut at ``limit``. An item that matched neither by keyword nor above the
+   floor by meaning is never listed, whatever boost or expansion it could get.
 
 Two timelines, filtered independently:
 - ``as_of`` (event / validity time, default now): what was true or valid then. Items are
@@ -41,7 +43,7 @@ from ..kinds import bulk_types
 from ..timeutil import iso, now, parse
 from . import candidates as _cand
 from . import semantic as _sem
-from .text import FILLER, analyze
+from .text import FILLER, analyze, topical
 
 MAX_QUERY_CHARS = 4000
 MAX_QUERY_TERMS = 64
@@ -90,7 +92,7 @@ class Knobs:
     # absolute relevance (the prompt hook's gate; not the ranking): raw cosine floor..full -> 0..1
     relevance_cos_floor: float = 0.3
     relevance_cos_full: float = 0.7
-    relevance_idf_floor: float = 2.0
+    relevance_idf_floor: float = 4.0  # with context.prompt_context_min_score: bench/locomo_gate_loo.py
 
     def __init__(self, **changes: Any) -> None:
         for k, v in changes.items():
@@ -209,9 +211,10 @@ def term_weights(conn: sqlite3.Connection, terms: list[str], knobs: Knobs = DEFA
 
     - a term the store never saw weighs as one seen once (add-one smoothing: as rare as the rarest,
       no rarer), so a prompt about something memory never mentions is mostly unmatched;
-    - no term weighs less than ``relevance_idf_floor`` (2.0: the idf of a term in about one item of
-      eight): a word all of memory shares (a speaker's name, the project's topic) does not tell the
-      items apart, but it still says what the prompt is about."""
+    - no term weighs less than ``relevance_idf_floor`` (4.0: the idf of a term in about one item of
+      55): a word all of memory shares (a speaker's name, the project's topic) does not tell the
+      items apart, but it still says what the prompt is about. On a store of under ~80 items no
+      term's idf reaches the floor, and every term weighs the same."""
     uniq = list(dict.fromkeys(terms))[:MAX_QUERY_TERMS]
     n, _ = _stats(conn)
     if not uniq or n == 0:
@@ -226,8 +229,13 @@ def coverage(matched: list[str], weights: dict[str, float]) -> float:
 
     A number (a date, a count, a version) and a prompt's filler words (``text.FILLER``: "last time",
     "please help") count when matched, never against an item that lacks them: they say when, how many
-    or how to, not what about (LoCoMo dev: numbers +2.3 points of hits, abstention unchanged)."""
+    or how to, not what about (LoCoMo dev: numbers +2.3 points of hits, abstention unchanged).
+
+    An item that matches no topic word (only filler and ``text.GENERIC`` words: "fix", "fail", "build")
+    scores 0, whatever those words weigh in this store: they count beside a topic word, never alone."""
     have = set(matched)
+    if not any(topical(t) for t in have):
+        return 0.0
     total = sum(w for t, w in weights.items() if t in have or not (t.isdigit() or t in FILLER))
     return sum(weights.get(t, 0.0) for t in have) / total if total > 0 else 0.0
 
@@ -342,17 +350,21 @@ def adjust(score: float, row: dict[str, Any], as_of: datetime, knobs: Knobs) -> 
 
 
 def fuse(kw: dict[str, float], sem: dict[str, float], knobs: Knobs) -> dict[str, float]:
-    """Weighted score fusion: keyword scores / max + w * rescaled cosine (floor..max -> 0..1)."""
+    """Weighted score fusion: keyword scores / max + w * rescaled cosine (floor..max -> 0..1).
+
+    Only what matched is fused: an item with a keyword score, or a cosine above ``semantic_floor``. A
+    cosine at or below the floor adds nothing (and does not list the item), so when every cosine is
+    below it the semantic tier adds nothing at all; above it, a more similar item never gets less."""
     out: dict[str, float] = {}
     kmax = max(kw.values(), default=0.0) or 1.0
     for iid, s in kw.items():
         out[iid] = s / kmax
-    if sem:
-        smax = max(sem.values())
-        span = (smax - knobs.semantic_floor) or 1.0
+    floor = knobs.semantic_floor
+    span = max(sem.values(), default=floor) - floor
+    if span > 0:
         for iid, c in sem.items():
-            v = max(0.0, (c - knobs.semantic_floor) / span)
-            out[iid] = out.get(iid, 0.0) + knobs.semantic_weight * v
+            if c > floor:
+                out[iid] = out.get(iid, 0.0) + knobs.semantic_weight * (c - floor) / span
     return out
 
 
@@ -535,7 +547,7 @@ def search(conn: sqlite3.Connection, query: str, *, limit: int = 10, types: list
     if isinstance(semantic_hits, _sem.Pending):
         semantic_hits = semantic_hits.get() if knobs.semantic_weight > 0 else None
     if semantic_hits:
-        missing = [iid for iid, _ in semantic_hits if iid not in rows]
+        missing = [iid for iid, c in semantic_hits if iid not in rows and c > knobs.semantic_floor]
         if missing:
             rows.update(_fetch(conn, missing, flt))
         sem = {iid: float(c) for iid, c in semantic_hits if iid in rows}

@@ -46,6 +46,22 @@ also could done file files get got help last let like make need please something
 used using want way would yes
 """
 
+# Words that carry no topic in a coding prompt: any project's prompt may use them, so they say what to do
+# or how it went, not what about. Three classes: what is done to code (fix, add, change, run, check...),
+# how it went (error, fail, issue, problem, bug, wrong, work as in "it doesn't work") and what every
+# project has (code, test, build, line, command, function...). The list: the words of these classes that
+# the 288 prompts of twelve projects in shared/data/transcripts use in two or more projects (code, run and
+# new in eight, fix, add and change in six), with their other forms. Ranked like any word; the relevance
+# gate (search.coverage) counts them beside a topic word, never alone: on a small store they are rare,
+# hence heavy, and "fix the failing pnpm build" lifted three unrelated error -> fix procedures on "fix"
+# and "fail" alone. ``GENERIC`` holds their stems (defined after the stemmer, at the end).
+_GENERIC_TEXT = """
+actually add build built bug change check code command continue create current delete error fail failure
+find fix function go good handle implement issue keep line look move new ok okay output problem project
+remove repo result review right run script see set show start step sure test try update verify work
+write wrong
+"""
+
 
 ANALYZER_VERSION = 2  # 2: bigrams for scripts without spaces
 
@@ -321,3 +337,10 @@ def _step5(w: str, r1: int, r2: int) -> str:
 
 
 FILLER = frozenset(stem(w) for w in _FILLER_TEXT.split())
+GENERIC = frozenset(stem(w) for w in _GENERIC_TEXT.split())
+
+
+def topical(term: str) -> bool:
+    """A term that can say what a prompt is about: neither a filler word nor a generic one. (A number is:
+    an issue, a port or a version can be all a prompt and a memory share.)"""
+    return term not in FILLER and term not in GENERIC
