@@ -1,6 +1,14 @@
-"""What the zero-token learners learn from the real dev sessions, judged against what really happened.
+"""What the kit learns from the real dev sessions, judged against what really happened (issue 27).
 
     PYTHONPATH=lib python bench/lessons.py [--dir ../shared/data/transcripts] [--show]
+    SOPHIA_PYTHON=.venv/bin/python PYTHONPATH=lib python bench/lessons.py --replay [--show]
+
+Without ``--replay`` the zero-token learners are called directly (seconds). With ``--replay`` every
+labelled session is replayed through the installed hooks as Claude Code runs them
+(``bench/replay_transcripts.py``: SessionStart, a Stop and a UserPromptSubmit per prompt, PostToolUse per
+call, SessionEnd and its detached learners), then each once more under a new id (a returning user), and
+the report adds: each episode's outcome against the label, SessionStart's characters about other
+projects, the prompt-time items already in the session's context, and each hook's median wall time.
 
 The labels (``tests/fixtures/transcripts/labels``, written by reading each session) say which calls
 really worked, which error -> fix lessons a reader would keep and which commands are the project's
@@ -32,6 +40,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "lib"))
+sys.path.insert(0, str(ROOT))
 LABELS = ROOT / "tests" / "fixtures" / "transcripts" / "labels"
 SHARED = next((p for p in (ROOT.parent / "shared", ROOT.parent.parent / "shared", Path("/work/shared"))
                if (p / "data/transcripts").is_dir()), ROOT.parent / "shared")
@@ -171,10 +180,115 @@ def report(counts: Counter[str]) -> str:
             f"({100 * found / max(useful, 1):.0f}%)")
 
 
+def _timed_hooks(times: dict[str, list[float]]) -> None:
+    """Time every hook the replay runs (wall, seconds), by hook and event."""
+    import time
+
+    from bench import replay_transcripts as R
+
+    real = R.hook
+
+    def timed(name: str, payload: dict[str, Any], env: dict[str, str]) -> str:
+        t0 = time.perf_counter()
+        try:
+            return real(name, payload, env)
+        finally:
+            times.setdefault(payload.get("hook_event_name") or name, []).append(time.perf_counter() - t0)
+
+    R.hook = timed
+
+
+def _wait_for_learners(home: Path, sessions: int, timeout: float = 300.0) -> int:
+    """Wait until the detached after-session runners logged one line per session (or ``timeout``)."""
+    import time
+
+    log = home / "logs" / "learning.log"
+    deadline = time.monotonic() + timeout
+    done = 0
+    while time.monotonic() < deadline:
+        text = log.read_text(errors="replace") if log.is_file() else ""
+        done = text.count("learned:") + text.count("learners failed")
+        if done >= sessions:
+            break
+        time.sleep(1)
+    return done
+
+
+def replay_all(where: Path, tmp: Path, times: dict[str, list[float]]) -> tuple[Path, list[dict[str, Any]]]:
+    """Every labelled session through the real hooks, then again under new ids; the home and the results."""
+    import subprocess
+
+    from bench import replay_transcripts as R
+
+    _timed_hooks(times)
+    home = tmp / ".sophia"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SOPHIA_", "CLAUDE"))}
+    env.update(HOME=str(tmp), SOPHIA_HOME=str(home), REPLAY_DIR=str(tmp), PYTHONPATH=str(ROOT / "lib"),
+               SOPHIA_RECALL_SEMANTIC="0", **({"SOPHIA_PYTHON": os.environ["SOPHIA_PYTHON"]}
+                                              if os.environ.get("SOPHIA_PYTHON") else {}))
+    subprocess.run([sys.executable, "-m", "sophia.cli.entry", "init"], env=env, check=True, capture_output=True)
+    files = [where / lb["file"] for lb in labels()]
+    results = [R.replay(f, env, 0) for f in files]
+    _wait_for_learners(home, len(files))
+    results += [R.replay(f, env, 0, again=True) for f in files]
+    _wait_for_learners(home, 2 * len(files))
+    return home, results
+
+
+def outcome_rows(home: Path, results: list[dict[str, Any]]) -> list[tuple[str, str, str, str]]:
+    """(session file, label, judged, why) for every replayed session with a label."""
+    from bench import replay_transcripts as R
+
+    by_file = {lb["file"][:60]: lb for lb in labels()}
+    rows = []
+    for r in results:
+        lb = by_file.get(r["file"])
+        ep = R.episode_report(home, r["session"])
+        if lb and ep:
+            rows.append((r["session"][:14] + " " + r["file"][:30], lb["outcome"], str(ep.get("outcome")),
+                         str(ep.get("why"))))
+    return rows
+
+
+def _replayed_seen(home: Path, where: Path) -> dict[str, Any]:
+    from sophia.learning import commands as C
+
+    return {lb["file"]: (lb, *C.commands_from_transcript(where / lb["file"])) for lb in labels()}
+
+
+def report_replay(home: Path, where: Path, results: list[dict[str, Any]], times: dict[str, list[float]],
+                  show: bool) -> None:
+    import statistics
+
+    from bench import replay_transcripts as R
+
+    counts, rows, gone = judge_home(home, _replayed_seen(home, where))
+    for k in sorted(counts):
+        print(f"{k}: {counts[k]}")
+    print(report(counts))
+    outs = outcome_rows(home, results)
+    right = sum(1 for _, want, got, _ in outs if want == got)
+    print(f"outcomes right: {right} of {len(outs)} ({100 * right / max(len(outs), 1):.0f}%)")
+    R.print_context_report(home, results)
+    for event, ts in sorted(times.items()):
+        ts = sorted(ts)
+        print(f"hook {event}: {len(ts)} runs, median {1000 * statistics.median(ts):.0f} ms, "
+              f"p95 {1000 * ts[int(0.95 * (len(ts) - 1))]:.0f} ms (wall, replay machine)")
+    if show:
+        for row in sorted(rows):
+            print(" | ".join(row))
+        for g in gone:
+            print(f"missed | {g}")
+        for o in outs:
+            if o[1] != o[2]:
+                print("outcome | " + " | ".join(o))
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--dir", type=Path, default=SHARED / "data/transcripts")
     ap.add_argument("--show", action="store_true", help="list every learned item with its judgement")
+    ap.add_argument("--replay", action="store_true", help="through the installed hooks, twice (slow)")
     a = ap.parse_args()
     if not a.dir.is_dir():
         print(f"no transcripts in {a.dir}: nothing judged")
@@ -184,6 +298,13 @@ def main() -> int:
     print(f"classifier vs labels: {agree} of {sum(pairs.values())} calls agree")
     for (want, got), n in sorted(pairs.items()):
         print(f"  label {want:11} classifier {got:11} {n}")
+    if a.replay:
+        times: dict[str, list[float]] = {}
+        with tempfile.TemporaryDirectory(prefix="s3-lessons-") as t:
+            home, results = replay_all(a.dir, Path(t), times)
+            os.environ["SOPHIA_HOME"], os.environ["HOME"] = str(home), t
+            report_replay(home, a.dir, results, times, a.show)
+        return 0
     with tempfile.TemporaryDirectory(prefix="s3-lessons-") as t:
         os.environ["SOPHIA_HOME"] = str(Path(t) / ".sophia")
         os.environ["HOME"] = t

@@ -38,11 +38,12 @@ def _fsync_dir(path: Path) -> None:
             os.close(fd)
 
 
-def write_bytes_atomic(path: Path | str, data: bytes, *, keep_last: Path | None = None) -> None:
-    """Atomically replace ``path`` with ``data`` (mode 0600).
+def write_bytes_atomic(path: Path | str, data: bytes, *, keep_last: Path | None = None, durable: bool = True) -> None:
+    """Atomically replace ``path`` with ``data`` (mode 0600); a failed write leaves no temp file.
 
     ``keep_last``: where a copy of the new version goes once it is in place: the last good
-    copy ``s3 doctor --repair`` restores if the file is later damaged.
+    copy ``s3 doctor --repair`` restores if the file is later damaged. ``durable=False``: no fsync (a
+    record that only lives as long as a session, written on a hook's path).
     """
     target = Path(path)
     ensure_dir(target.parent)
@@ -57,12 +58,14 @@ def write_bytes_atomic(path: Path | str, data: bytes, *, keep_last: Path | None 
             while view:
                 n = os.write(fd, view)
                 view = view[n:]
-            os.fsync(fd)
+            if durable:
+                os.fsync(fd)
         finally:
             os.close(fd)
         os.replace(tmp_name, target)
         tmp_name = ""
-        _fsync_dir(target.parent)
+        if durable:
+            _fsync_dir(target.parent)
         if keep_last is not None:
             # A copy, not a hard link: a hand edit in place would change a linked twin too.
             with contextlib.suppress(StateWriteError):

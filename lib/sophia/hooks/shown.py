@@ -68,16 +68,11 @@ def load(home: Path, session: str | None) -> set[str]:
 
 
 def _write(home: Path, session: str, origin: str, ids: list[str], last: str | None = None) -> None:
-    p = paths.shown_path(home, session)
-    os.makedirs(p.parent, mode=0o700, exist_ok=True)
+    from ..atomic import write_bytes_atomic
+
     data = {"session": session, "origin": origin, "last": last or origin, "ids": ids[-MAX_IDS:]}
-    tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
-    try:
-        os.write(fd, json.dumps(data, ensure_ascii=False).encode("utf-8"))
-    finally:
-        os.close(fd)
-    os.replace(tmp, p)
+    write_bytes_atomic(paths.shown_path(home, session), json.dumps(data, ensure_ascii=False).encode("utf-8"),
+                       durable=False)  # a session's record: no fsync on the prompt's path
 
 
 def add(home: Path, session: str | None, ids: Iterable[str]) -> int:
