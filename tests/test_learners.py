@@ -87,6 +87,8 @@ def test_error_line_picks_the_telling_line() -> None:
     assert C.error_line(tb) == "ModuleNotFoundError: No module named 'foo'"
     assert C.error_line("\x1b[0;34m════\x1b[0m\nbuilding\n\x1b[31m✗ Error: tool missing\x1b[0m") == "✗ Error: tool missing"
     assert C.error_line("", 2) == "exit 2"
+    nix = "error:\n       … while checking flake output 'nixosConfigurations'\n\n       error: infinite recursion encountered"
+    assert C.error_line(nix) == "error: infinite recursion encountered"  # a bare heading: its message follows
     assert C.error_class("cp: target '/a/b': No such file or directory") == \
         C.error_class("cp: target '/c/d/e': No such file or directory")
     assert "hunter2secretvalue" not in C.error_line("Error: bad token API_KEY=sk-hunter2secretvalue0000000000")

@@ -254,8 +254,9 @@ def error_line(text: Any, exit_code: Any = None) -> str:
     if hits:
         line = hits[0]
         at = lines.index(line)
-        if len(line.split()) < 2 and at + 1 < len(lines):  # a bare "error:": its message is on the next line
-            line = f"{line} {lines[at + 1]}"
+        if len(line.split()) < 2 and at + 1 < len(lines):  # a bare "error:" heading: its message follows
+            later = [ln for ln in lines[at + 1:] if re.match(r"^error\b", ln, re.I) and len(ln.split()) > 1]
+            line = later[-1] if later else f"{line} {lines[at + 1]}"  # nix: context lines, then the error
         return one_line(redact(line), ERR_CHARS)
     return f"exit {exit_code}" if exit_code not in (None, "", 0) else "an error"
 
