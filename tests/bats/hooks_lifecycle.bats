@@ -158,7 +158,9 @@ ms() { echo $(($(date +%s%N) / 1000000)); }
   local ep=${lines[0]}
   [ "$(stat -c %a "$ep")" = 600 ]
   run jq -r '[.goal, .outcome, (.tool_call_count|tostring), .end_trigger, (.errors|length|tostring), .project] | join("|")' "$ep"
-  [ "$output" = "Please write my notes file about fishing|PARTIAL|4|stop_hook|2|$PROJECT" ]
+  # SUCCESS: the notes were written and reported done; the last call was a failed Read of a missing file
+  # (an inspection, not the work: sophia.hooks.outcome)
+  [ "$output" = "Please write my notes file about fishing|SUCCESS|4|stop_hook|2|$PROJECT" ]
   [ "$(jq '.entries | length' "$SOPHIA_HOME/episodes/index.json")" -eq 1 ]
   [ "$(jq '.total_sessions' "$SOPHIA_HOME/self_model.json")" -eq 1 ]
   [ "$(jq '.total_episodes' "$SOPHIA_HOME/self_model.json")" -eq 1 ]
