@@ -86,6 +86,25 @@ def write_json_atomic(path: Path | str, obj: Any, *, keep_last: Path | None = No
     write_bytes_atomic(path, dumps(obj), keep_last=keep_last)
 
 
+def delete_stale(folder: Path, suffixes: tuple[str, ...], before: float) -> int:
+    """Delete the regular files in ``folder`` named with one of ``suffixes`` and last changed before
+    ``before`` (a time stamp): what killed sessions left behind. Never raises; how many went."""
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return 0
+    removed = 0
+    for e in entries:
+        try:
+            if e.name.endswith(suffixes) and e.is_file(follow_symlinks=False) \
+                    and e.stat(follow_symlinks=False).st_mtime < before:
+                os.unlink(e.path)
+                removed += 1
+        except OSError:
+            continue
+    return removed
+
+
 def read_json(path: Path | str, default: Any = None) -> Any:
     """Parse a JSON state file. Missing -> ``default``; unparsable -> :class:`StateFileError`."""
     p = Path(path)

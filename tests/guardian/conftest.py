@@ -83,8 +83,7 @@ def read_log(path: Path, at_least: int = 1, timeout: float = 10.0) -> list[str]:
         time.sleep(0.05)
 
 
-@pytest.fixture
-def probe_env(tmp_path: Path) -> dict[str, str]:
+def probe_env_in(tmp_path: Path, **extra: str) -> dict[str, str]:
     """A hook environment whose 'analyzer' only says it was reached: shows what stage 1 flags."""
     fake = tmp_path / "py"
     answer = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "ask",
@@ -92,4 +91,9 @@ def probe_env(tmp_path: Path) -> dict[str, str]:
     fake.write_text(f"#!/bin/sh\ncat >/dev/null\necho '{json.dumps(answer)}'\n")
     fake.chmod(0o755)
     (tmp_path / "sh").mkdir()
-    return hook_env(tmp_path / "sh", SOPHIA_PYTHON=str(fake))
+    return hook_env(tmp_path / "sh", SOPHIA_PYTHON=str(fake), **extra)
+
+
+@pytest.fixture
+def probe_env(tmp_path: Path) -> dict[str, str]:
+    return probe_env_in(tmp_path)

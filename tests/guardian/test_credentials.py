@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -12,7 +11,7 @@ import pytest
 from sophia.guardian import credentials, rules_tools
 from sophia.guardian.analyze import analyze_tool
 
-from .conftest import hook_env, payload, run_hook
+from .conftest import hook_env, payload, probe_env_in, run_hook
 
 HOME = "/home/dev"
 PROJECT = "/home/dev/projects/app"
@@ -85,13 +84,7 @@ def test_shell_commands_that_print_a_file(cmd: str, expect: str) -> None:
 
 def test_every_credential_path_in_a_command_reaches_the_analyzer(tmp_path: Path) -> None:
     """The one-shot prefilter flags `cat <credential>` for every store, key name and extension."""
-    fake = tmp_path / "py"
-    answer = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "ask",
-                                     "permissionDecisionReason": "reached"}}
-    fake.write_text(f"#!/bin/sh\ncat >/dev/null\necho '{json.dumps(answer)}'\n")
-    fake.chmod(0o755)
-    (tmp_path / "sh").mkdir()
-    env = hook_env(tmp_path / "sh", SOPHIA_PYTHON=str(fake), SOPHIA_GUARDIAN_RESIDENT="0")
+    env = probe_env_in(tmp_path, SOPHIA_GUARDIAN_RESIDENT="0")
     paths = [f"~/{c}/x" for c in rules_tools.HOME_CREDENTIALS if " " not in c]
     paths += [f"keys/x.{e}" for e in rules_tools.KEY_EXTS] + [f"keys/{n}" for n in rules_tools.KEY_NAMES]
     paths += [*credentials.SYSTEM_CREDENTIALS, "keys/id_github"]

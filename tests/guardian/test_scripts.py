@@ -14,7 +14,7 @@ from sophia.guardian import recipes, scripts
 from sophia.guardian.analyze import analyze_tool
 from sophia.guardian.shell import parse
 
-from .conftest import hook_env, payload, run_hook
+from .conftest import hook_env, payload, probe_env_in, run_hook
 
 HOME = "/home/dev"
 
@@ -284,13 +284,7 @@ def test_reading_is_bounded_in_time(tmp_path: Path) -> None:
                                  "cd x && make", "just clean", "task clean", "./scripts/x.sh", "scripts/x.sh",
                                  "bash x.sh", "FOO=1 ./run", "sudo ./x.sh"])
 def test_script_runners_reach_the_analyzer(tmp_path: Path, cmd: str) -> None:
-    fake = tmp_path / "py"
-    answer = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "ask",
-                                     "permissionDecisionReason": "reached"}}
-    fake.write_text(f"#!/bin/sh\ncat >/dev/null\necho '{json.dumps(answer)}'\n")
-    fake.chmod(0o755)
-    (tmp_path / "sh").mkdir()
-    env = hook_env(tmp_path / "sh", SOPHIA_PYTHON=str(fake), SOPHIA_GUARDIAN_RESIDENT="0")
+    env = probe_env_in(tmp_path, SOPHIA_GUARDIAN_RESIDENT="0")
     assert run_hook(payload(command=cmd), env).reason == "reached"
 
 

@@ -105,22 +105,10 @@ def index_episode(home: Path, ep: dict[str, Any]) -> str:
 
 def rotate_buffers(home: Path, now: float | None = None, days: int = ROTATE_AFTER_DAYS) -> int:
     """Delete buffers and session states untouched for ``days`` (their episodes stay)."""
-    limit = (now or time.time()) - days * 86400
-    removed = 0
-    try:
-        entries = list(os.scandir(paths.buffers_dir(home)))
-    except OSError:
-        return 0
-    for entry in entries:
-        if not entry.name.endswith((".jsonl", ".state.json", ".state.json.lock")):
-            continue
-        try:
-            if entry.is_file(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_mtime < limit:
-                os.unlink(entry.path)
-                removed += 1
-        except OSError:
-            continue
-    return removed
+    from ..atomic import delete_stale
+
+    return delete_stale(paths.buffers_dir(home), (".jsonl", ".state.json", ".state.json.lock"),
+                        (now or time.time()) - days * 86400)
 
 
 def process(payload: dict[str, Any], home: Path | None = None, *, past: bool = False) -> dict[str, Any]:

@@ -119,18 +119,6 @@ def remove(home: Path, session: str | None) -> bool:
 def sweep(home: Path, now: float | None = None, max_age: float = STALE_S) -> int:
     """Delete the records (and stray temporary files) untouched for ``max_age`` seconds: sessions
     killed before their SessionEnd. Returns how many went."""
-    limit = (now if now is not None else time.time()) - max_age
-    removed = 0
-    try:
-        entries = list(os.scandir(paths.shown_dir(home)))
-    except OSError:
-        return 0
-    for e in entries:
-        try:
-            if e.name.endswith((".json", ".tmp")) and e.is_file(follow_symlinks=False) \
-                    and e.stat(follow_symlinks=False).st_mtime < limit:
-                os.unlink(e.path)
-                removed += 1
-        except OSError:
-            continue
-    return removed
+    from ..atomic import delete_stale
+
+    return delete_stale(paths.shown_dir(home), (".json", ".tmp"), (now if now is not None else time.time()) - max_age)
