@@ -13,10 +13,10 @@ from __future__ import annotations
 import itertools
 import posixpath
 
-from . import rules_self, targets
+from . import fields, rules_self, targets
 from .decision import Decision, Finding, combine
 from .record import field, record
-from .shell import UNKNOWN, Command, Script, Word, parse
+from .shell import UNKNOWN, Command, Script, Word, parse, substitutions
 from .targets import Ctx
 from .wrappers import NET_FETCHERS, Invocation, strip
 
@@ -64,6 +64,7 @@ class Analyzer:
         self._sub_cache: dict[str, tuple[bool, str]] = {}
         self.dirs: list[str | None] = []  # pushd's stack
         self.scripts_seen: set[tuple[str, int, str]] = set()  # script lines judged already (scripts.py)
+        self.net_fds: set[str] = set()  # descriptors opened onto the network (`exec 5<>/dev/tcp/h/p`)
 
     # -- findings -------------------------------------------------------------------------------
     def add(self, level: str, rule: str, why: str, instead: str = "") -> None:
@@ -72,10 +73,23 @@ class Analyzer:
     # -- expansion ------------------------------------------------------------------------------
     def expand(self, w: Word) -> list[str]:
         """Possible values of a word; UNKNOWN marks what cannot be known."""
+        return self._expand(w, False)
+
+    def fields(self, w: Word) -> list[list[str]]:
+        """The words a command word becomes, each with its possible values: brace expansion
+        (``rm -rf /tmp/{a,../home}`` is two words) and the splitting of an unquoted expansion
+        (``X="-rf /"; rm $X``) make several."""
+        if not any(not p.quoted and (p.kind in ("var", "sub") or p.kind == "lit" and "{" in p.text) for p in w.parts):
+            return [self._expand(w, False)]
+        per_value = [fields.split(v) for v in self._expand(w, True)]
+        width = max(len(f) for f in per_value)
+        return [[f[k] for f in per_value if k < len(f)] for k in range(width)]
+
+    def _expand(self, w: Word, mark: bool) -> list[str]:
         choices: list[list[str]] = []
         for p in w.parts:
             if p.kind == "lit":
-                choices.append([p.text])
+                choices.append([fields.mark_braces(p.text) if mark and not p.quoted else p.text])
             elif p.kind == "tilde":
                 if p.text == "" or p.text == posixpath.basename(self.ctx.home):
                     choices.append([self.ctx.home])
@@ -84,9 +98,11 @@ class Analyzer:
                 else:
                     choices.append([posixpath.join(posixpath.dirname(self.ctx.home) or "/home", p.text)])
             elif p.kind == "var":
-                choices.append(self._var(p.text, p.default))
+                vals = self._var(p.text, p.default)
+                choices.append([fields.mark_blanks(v) for v in vals] if mark and not p.quoted else vals)
             elif p.kind == "sub":
-                choices.append([self._sub_value(p.text)])
+                val = self._sub_value(p.text)
+                choices.append([fields.mark_blanks(val) if mark and not p.quoted else val])
             elif p.kind == "proc":
                 choices.append(["/dev/fd/63"])
             else:
@@ -111,6 +127,8 @@ class Analyzer:
             return [ctx.tmpdirs[-1] if len(ctx.tmpdirs) > 4 else "/tmp"]
         if name == "CLAUDE_PROJECT_DIR":
             return [ctx.project or UNKNOWN]
+        if name in ("SHELL", "BASH"):
+            return ["/bin/bash"]  # the user's login shell: some shell, whichever it is
         if default is not None:
             sub = parse("x " + default).commands
             if sub and len(sub[0].words) == 2:
@@ -140,8 +158,8 @@ class Analyzer:
             if "-p" in inv.args or "--tmpdir" in " ".join(inv.args) and "=" in " ".join(inv.args):
                 return UNKNOWN
             return "/tmp/tmp.guardian"
-        if inv.name in ("echo", "printf") and inv.args:
-            return " ".join(a for a in inv.args if not a.startswith("-"))
+        if inv.name in ("echo", "printf", "cat"):
+            return _printed(inv, cmd, self)
         if inv.name in ("dirname",) and inv.args:
             return posixpath.dirname(inv.args[-1]) or "."
         if inv.name == "realpath" and inv.args:
@@ -197,45 +215,67 @@ class Analyzer:
         from .rules_sys import fork_bombs
 
         fork_bombs(self, sc)
+        scopes: list[tuple[int, str | None, dict[str, str]]] = []
         for cmd in sc.commands:
+            self._scope(cmd.subshells, scopes)
             self.command(cmd, sc, depth)
+        self._scope((), scopes)
+
+    def _scope(self, subshells: tuple[int, ...], scopes: list[tuple[int, str | None, dict[str, str]]]) -> None:
+        """Enter and leave ``( )`` subshells: a ``cd`` or a variable set inside one does not outlive it."""
+        while scopes and scopes[-1][0] not in subshells:
+            _id, self.ctx.cwd, self.ctx.vars = scopes.pop()
+        opened = {sid for sid, _c, _v in scopes}
+        for sid in subshells:
+            if sid not in opened:
+                scopes.append((sid, self.ctx.cwd, dict(self.ctx.vars)))
 
     def command(self, cmd: Command, sc: Script, depth: int) -> None:
         self._substitutions(cmd, depth)
-        words = [self.expand(w) for w in cmd.words]
+        words = [f for w in cmd.words for f in self.fields(w)]
         if not cmd.words:
             self._assignments(cmd, sc, depth)
             return
         if self._runs_nothing(cmd, words):
             return
+        from . import hidden
         from .dispatch import dispatch
 
+        for name, w in cmd.assigns:
+            hidden.program_var(self, name, self.expand(w)[0], depth)
         stdin = self._stdin(cmd, sc)
         for flat in _iterations(words):
             inv = strip(flat)
             if inv.lookup_only:
                 return
+            if "env" in inv.wrappers:
+                hidden.env_vars(self, flat, depth)
             call = Call(inv, cmd, sc, stdin, depth, words)
             self._redirs(cmd, call, depth, sc)
             if self._shell_state(inv):
                 return
-            dispatch(self, call)
+            for run in hidden.xargs_runs(inv, stdin) if inv.via_xargs else [inv]:
+                dispatch(self, call if run is inv else Call(run, cmd, sc, stdin, depth, words))
 
     def _substitutions(self, cmd: Command, depth: int) -> None:
         """``$(...)``, backticks and ``<(...)`` in words, redirections and assignments run first, as
         commands of their own (a ``cd`` inside them does not leak out)."""
         for w in [*cmd.words, *(r.target for r in cmd.redirs if r.target), *(v for _n, v in cmd.assigns)]:
             for p in w.parts:
-                if p.kind in ("sub", "proc"):
-                    saved = self.ctx.cwd
-                    self.script(p.text, depth + 1)
-                    self.ctx.cwd = saved
+                bodies = [p.text] if p.kind in ("sub", "proc") else substitutions(p.text) if p.kind == "arith" else []
+                for body in bodies:
+                    saved = self.ctx.cwd, dict(self.ctx.vars)
+                    self.script(body, depth + 1)
+                    self.ctx.cwd, self.ctx.vars = saved
 
     def _assignments(self, cmd: Command, sc: Script, depth: int) -> None:
         """A command of only ``VAR=value`` (and redirections): remember the values."""
+        from .hidden import program_var
+
         for name, w in cmd.assigns:
             vals = self.expand(w)
             self.ctx.vars[name] = vals[0]
+            program_var(self, name, vals[0], depth)
         self._redirs(cmd, None, depth, sc)
 
     def _runs_nothing(self, cmd: Command, words: list[list[str]]) -> bool:
@@ -258,10 +298,13 @@ class Analyzer:
         elif inv.name == "popd":
             self.ctx.cwd = self.dirs.pop() if self.dirs and not inv.args else None
         elif inv.name in ("export", "declare", "typeset", "local"):
+            from .hidden import program_var
+
             for a in inv.args:
                 if "=" in a and not a.startswith("-"):
                     k, v = a.split("=", 1)
                     self.ctx.vars[k] = v
+                    program_var(self, k, v, 0)
         else:
             return False
         return True
@@ -380,6 +423,21 @@ def _new_text(tool_input: dict) -> str:
     if isinstance(edits, list):
         parts += [e.get("new_string") for e in edits if isinstance(e, dict)]
     return "\n".join(p for p in parts if isinstance(p, str))
+
+
+def _printed(inv: Invocation, cmd: Command, a: Analyzer) -> str:
+    """What ``echo``, ``printf`` or ``cat <<EOF`` prints (UNKNOWN when it cannot be known)."""
+    args = list(inv.args)
+    if inv.name == "cat":
+        if args:
+            return UNKNOWN
+        for r in cmd.redirs:
+            if r.op in ("<<", "<<-") and r.heredoc is not None:
+                return r.heredoc if r.heredoc_quoted else a._expand_text(r.heredoc)
+        return UNKNOWN
+    from .rules_exec import printed_text
+
+    return printed_text(inv.name, args)
 
 
 def _iterations(words: list[list[str]]) -> list[list[str]]:

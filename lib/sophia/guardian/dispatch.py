@@ -2,7 +2,18 @@
 
 from __future__ import annotations
 
-from . import rules_exec, rules_fs, rules_ps, rules_remote, rules_self, rules_sys, rules_vcs_db, scripts
+from . import (
+    hidden,
+    reverse_shell,
+    rules_exec,
+    rules_fs,
+    rules_ps,
+    rules_remote,
+    rules_self,
+    rules_sys,
+    rules_vcs_db,
+    scripts,
+)
 from .shell import UNKNOWN
 from .wrappers import INTERPRETERS, NET_FETCHERS, SHELLS, interpreter
 
@@ -36,7 +47,7 @@ _TABLE = {
     "cqlsh": rules_vcs_db.generic_sql, "sqlcmd": rules_vcs_db.generic_sql, "cockroach": rules_vcs_db.generic_sql,
     "pgcli": rules_vcs_db.generic_sql, "mycli": rules_vcs_db.generic_sql, "litecli": rules_vcs_db.generic_sql,
     "eval": rules_exec.eval_, "source": rules_exec.source, ".": rules_exec.source,
-    "su": rules_exec.su, "watch": rules_exec.watch, "ssh": rules_exec.ssh,
+    "su": rules_exec.su, "watch": rules_exec.watch, "ssh": rules_exec.ssh, "parallel": hidden.parallel,
     "docker": rules_exec.container, "podman": rules_exec.container, "nerdctl": rules_exec.container,
     **dict.fromkeys(scripts.PACKAGE_MANAGERS, scripts.package), **dict.fromkeys(scripts.MAKES, scripts.make),
     "just": scripts.just, "task": scripts.task, "go-task": scripts.task,
@@ -75,7 +86,7 @@ _MKFS = ("mke2fs", "mkswap", "mkntfs", "newfs", "mkdosfs", "mkfs")
 def programs() -> frozenset[str]:
     """Every program name some rule family judges (the prefilter's words come from here)."""
     return (frozenset(_TABLE) | frozenset(_MKFS) | SHELLS | frozenset(INTERPRETERS) | NET_FETCHERS
-            | rules_exec.NET_SENDERS)
+            | rules_exec.NET_SENDERS | reverse_shell.NET_PROGRAMS)
 
 
 def _every_call(a: Analyzer, call: Call) -> None:
@@ -84,6 +95,7 @@ def _every_call(a: Analyzer, call: Call) -> None:
     rules_exec.downloaded_exec(a, call)
     rules_exec.exfiltration(a, call)
     rules_self.mentions_disable(a, call)
+    reverse_shell.check(a, call)
     if call.name in READERS:
         from .rules_tools import shell_read
 

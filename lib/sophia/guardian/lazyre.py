@@ -33,3 +33,6 @@ class LazyRe:
 
     def sub(self, repl, s: str) -> str:  # noqa: ANN001
         return self._get().sub(repl, s)
+
+    def split(self, s: str) -> list[str]:
+        return self._get().split(s)

@@ -13,6 +13,8 @@ from .wrappers import NET_FETCHERS, SHELLS, Invocation, interpreter, strip
 
 TYPE_CHECKING = False  # typing is not imported on the hook path
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from .analyze import Analyzer, Call, Stdin
 
 NET_SENDERS = frozenset({"curl", "wget", "nc", "ncat", "netcat", "socat", "telnet", "scp", "sftp", "ftp", "http",
@@ -262,8 +264,23 @@ def stage_output(a: Analyzer, c: Command, inv: Invocation, info: Stdin) -> None:
     elif inv.name == "ls":
         info.kind = "ls"
         info.roots = [x for x in inv.args if not x.startswith("-")]
+    elif interpreter(inv.name) == "awk" and _awk_prints(inv, info):
+        return
     elif inv.name not in _FILTERS:  # filters keep what flows (secret / net)
         info.kind = "unknown"
+
+
+def _awk_prints(inv: Invocation, info: Stdin) -> bool:
+    """An awk program that prints literal text (``{print "rm -rf " $1}``): that text flows on."""
+    from . import awk
+
+    codes = _awk_args(inv.args)[0]
+    text = awk.printed(codes[0], awk.variables(inv.args)) if codes else None
+    if text is None:
+        return False
+    info.kind = "text"
+    info.text = text
+    return True
 
 
 def _echo_output(c: Command, inv: Invocation, info: Stdin) -> None:
@@ -273,19 +290,53 @@ def _echo_output(c: Command, inv: Invocation, info: Stdin) -> None:
             if p.kind == "var" and _SECRET_VAR.search(p.text):
                 info.secret = info.secret or f"${p.text}"
     info.kind = "text"
-    args = list(inv.args)
-    while args and re.match(r"^-[neE]+$", args[0]):
+    info.text = printed_text(inv.name, inv.args)
+
+
+def printed_text(name: str, args: list[str]) -> str:
+    """What ``echo ARGS`` or ``printf ARGS`` prints."""
+    args = list(args)
+    if name == "echo":
+        while args and len(args[0]) > 1 and args[0][0] == "-" and all(c in "neE" for c in args[0][1:]):
+            args.pop(0)  # echo's only options; anything else (-delete, --) is printed
+        return " ".join(args)
+    if args[:1] == ["--"]:
         args.pop(0)
-    info.text = _printf_text(args) if inv.name == "printf" else " ".join(args)
+    if not args or args[0] == "-v":
+        return ""  # printf -v VAR: into a variable
+    return _printf_text(args)
+
+
+_PRINTF_CONV = LazyRe(r"%[-+ #0]*[0-9]*(?:\.[0-9]+)?[sbdiouxXcfeEgGq]")
+_C_ESCAPE = LazyRe(r"\\(x[0-9a-fA-F]{1,2}|0?[0-7]{1,3}|[nte\\])")
+_C_CHARS = {"n": "\n", "t": "\t", "e": "\x1b", "\\": "\\"}
+
+
+def _c_escapes(text: str) -> str:
+    def one(m: re.Match[str]) -> str:
+        e = m.group(1)
+        if e[0] == "x":
+            return chr(int(e[1:], 16))
+        return chr(int(e, 8) & 0xFF) if e[0].isdigit() else _C_CHARS[e]
+
+    return _C_ESCAPE.sub(one, text) if "\\" in text else text
 
 
 def _printf_text(args: list[str]) -> str:
-    if not args:
-        return ""
-    text = args[0].replace("\\n", "\n")
-    for val in args[1:]:
-        text = text.replace("%s", val, 1) if "%s" in text else text + " " + val
-    return text
+    """printf FORMAT ARGS: the format is reused until every argument is used (as printf does)."""
+    fmt = _c_escapes(args[0].replace("%%", "\x06pct"))
+    vals = args[1:]
+    pieces = _PRINTF_CONV.split(fmt)
+    if len(pieces) == 1:
+        return fmt.replace("\x06pct", "%")
+    out: list[str] = []
+    while True:
+        out.append(pieces[0])
+        for piece in pieces[1:]:
+            out.append(_c_escapes(vals.pop(0)) if vals else "")
+            out.append(piece)
+        if not vals:
+            return "".join(out).replace("\x06pct", "%")
 
 
 def _fetch_writes_file(inv: Invocation) -> bool:
@@ -402,27 +453,13 @@ def shell(a: Analyzer, call: Call) -> None:
         inv = strip(args)
         if inv.name:
             return
-    i = 0
-    cstr = None
-    while i < len(args):
-        x = args[i]
-        if x == "--":
-            i += 1
-            break
-        if x.startswith("-") and not x.startswith("--") and "c" in x[1:] and len(x) > 1 or x == "-c":
-            if i + 1 < len(args):
-                cstr = args[i + 1]
-            break
-        if x in ("-o", "+o", "-O", "+O", "--rcfile", "--init-file"):
-            i += 2
-            continue
-        if x.startswith(("-", "+")):
-            i += 1
-            continue
-        break
+    i, cstr = _shell_options(args)
     via = f"`{call.show()}`"
     if cstr is not None:
-        _run_string(a, call, cstr, "sh", via)
+        with_positional(a, args[i:], lambda: _run_string(a, call, cstr, "sh", via))
+        if cstr.strip(" \"'") == UNKNOWN:
+            for x in args[i:]:  # `sh -c "$1" _ 'rm -rf ~'`: the code is one of its arguments
+                a.script(x, call.depth + 1)
         return
     script_args = args[i:]
     if not script_args or script_args[0] == "-" or "-s" in args[:i]:
@@ -431,6 +468,42 @@ def shell(a: Analyzer, call: Call) -> None:
     if any(x.startswith("-") and not x.startswith("--") and "n" in x for x in args[:i]):
         return  # `bash -n x.sh`: reads the script, runs nothing
     _run_file_word(a, call, i, via)
+
+
+def _shell_options(args: list[str]) -> tuple[int, str | None]:
+    """Past a shell's options: (index of its first operand, the ``-c`` string or None)."""
+    i = 0
+    while i < len(args):
+        x = args[i]
+        if x == "--":
+            return i + 1, None
+        if x.startswith("-") and not x.startswith("--") and "c" in x[1:] and len(x) > 1 or x == "-c":
+            return i + 2, args[i + 1] if i + 1 < len(args) else None
+        if x in ("-o", "+o", "-O", "+O", "--rcfile", "--init-file"):
+            i += 2
+            continue
+        if x.startswith(("-", "+")):
+            i += 1
+            continue
+        break
+    return i, None
+
+
+def with_positional(a: Analyzer, positional: list[str], judge: Callable[[], None]) -> None:
+    """Run ``judge`` with ``$0``, ``$1`` ... ``$@`` set to the arguments after a ``-c`` string
+    (``bash -c 'rm -rf "$1"' _ /`` deletes ``/``), as the inner shell sees them."""
+    saved = a.ctx.vars
+    inner = {k: v for k, v in saved.items() if not (k.isdigit() or k in ("@", "*", "#"))}
+    for k, v in enumerate(positional[:10]):
+        inner[str(k)] = v
+    rest = positional[1:]
+    inner["@"] = inner["*"] = "\x01".join(rest[:16]) if rest else ""
+    inner["#"] = str(len(rest))
+    a.ctx.vars = inner
+    try:
+        judge()
+    finally:
+        a.ctx.vars = saved
 
 
 def _run_file_word(a: Analyzer, call: Call, idx: int, via: str, lang: str = "sh") -> None:
@@ -553,6 +626,12 @@ def interp(a: Analyzer, call: Call, lang: str) -> None:
     if scan is None:
         return  # python -m: a module, not code to read
     codes, script_idx, inplace, end = scan
+    if lang == "awk":
+        from . import awk
+
+        for c in codes:
+            awk.judge(a, c, awk.variables(args), call.depth + 1, via)
+        return
     if inplace:
         from .rules_fs import judge_write
 
@@ -574,14 +653,23 @@ _InterpArgs = tuple[list[str], int | None, bool, int]
 
 
 def _awk_args(args: list[str]) -> _InterpArgs:
-    """awk's program is its first non-option argument."""
+    """awk's program is its first non-option argument, or gawk's ``-e``/``--source`` text (none with ``-f``)."""
     i = 0
+    codes: list[str] = []
     while i < len(args):
         x = args[i]
-        if not x.startswith("-"):
-            return [x], None, False, i
-        i += 2 if x in ("-f", "-v", "-F") else 1
-    return [], None, False, i
+        if x in ("-e", "--source") and i + 1 < len(args):
+            codes.append(args[i + 1])
+        elif x.startswith("--source="):
+            codes.append(x.split("=", 1)[1])
+        elif x in ("-f", "--file") or x.startswith("--file="):
+            return codes, None, False, i
+        elif not x.startswith("-") or x == "-":
+            return codes or [x], None, False, i
+        elif x == "--":
+            return codes or args[i + 1:i + 2], None, False, i
+        i += 2 if x in ("-f", "-v", "-F", "-e", "--source", "--assign", "--field-separator", "-i", "-l") else 1
+    return codes, None, False, i
 
 
 def _interp_args(call: Call, lang: str) -> _InterpArgs | None:
@@ -599,6 +687,11 @@ def _interp_args(call: Call, lang: str) -> _InterpArgs | None:
             codes.append(args[i + 1])
             i += 2
             continue
+        glued = _glued_code(x, lang, opts)
+        if glued is not None:
+            codes.append(glued)
+            i += 1
+            continue
         if (re.match(r"^-[A-Za-z]{2,}$", x) and x[1] not in "MmIrW"
                 and any(x.endswith(o[1:]) for o in opts if len(o) == 2)):
             # clustered flags ending with the code flag: perl -pie / -lne / python -Ic
@@ -613,6 +706,27 @@ def _interp_args(call: Call, lang: str) -> _InterpArgs | None:
             return codes, i, inplace, i
         i += 2 if x in ("-W", "-X", "-r", "--require", "-I", "-M") and lang != "ruby" else 1
     return codes, None, inplace, i
+
+
+# short options that take a value (glued or the next word), per language: a code letter after them is
+# part of that value, not code (`perl -Mstrict`, `ruby -rsocket`, `python -W error`)
+_VALUE_LETTERS = {"python": "mWXQ", "perl": "iIMmxdDC0", "ruby": "rICEFixWT0K", "js": "r", "php": "cdftz", "lua": "l"}
+
+
+def _glued_code(x: str, lang: str, opts: tuple[str, ...]) -> str | None:
+    """Code glued to its option, as getopt reads a cluster: ``python -c'...'``, ``perl -le'...'``,
+    ``node --eval=...``; None when ``x`` carries none."""
+    if lang == "js" and x.startswith(("--eval=", "--print=")):
+        return x.split("=", 1)[1]
+    if len(x) < 3 or x[0] != "-" or x[1] == "-" or lang not in _VALUE_LETTERS:
+        return None
+    for k in range(1, len(x)):
+        c = x[k]
+        if "-" + c in opts:
+            return x[k + 1:] or None
+        if c in _VALUE_LETTERS[lang] or not c.isalpha():
+            return None
+    return None
 
 
 def code(a: Analyzer, text: str, lang: str, depth: int, via: str) -> None:
@@ -635,9 +749,14 @@ def code(a: Analyzer, text: str, lang: str, depth: int, via: str) -> None:
         if secret:
             a.add("deny", "secret_exfil", f"{via} reads {secret} and sends data over the network",
                   "Never send credentials or keys anywhere; ask the user if something needs them.")
-    if lang == "awk" and "system" in text:
-        for m in re.finditer(r"system\s*\(\s*\"([^\"]*)\"", text):
-            a.script(m.group(1), depth + 1)
+    if lang == "awk":
+        from . import awk
+
+        awk.judge(a, text, {}, depth + 1, via)
+    else:
+        from . import reverse_shell
+
+        reverse_shell.code(a, text, via)
 
 
 def _code_shell(a: Analyzer, c: codemod.CodeCall, text: str, depth: int, via: str) -> None:
@@ -709,7 +828,7 @@ def container(a: Analyzer, call: Call) -> None:
     saved = a.ctx
     a.ctx = remote
     try:
-        a.script(" ".join(_quote(x) for x in inner), call.depth + 1)
+        a.script(" ".join(shell_quote(x) for x in inner), call.depth + 1)
     finally:
         a.ctx = saved
 
@@ -730,7 +849,7 @@ def _short_flags_of(args: list[str]) -> str:
     return "".join(x[1:] for x in args if x.startswith("-") and not x.startswith("--"))
 
 
-def _quote(x: str) -> str:
+def shell_quote(x: str) -> str:
     if x and all(c.isalnum() or c in "-_./=:@%+,~" for c in x):
         return x
     return "'" + x.replace("'", "'\\''") + "'"

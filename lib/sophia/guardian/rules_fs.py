@@ -202,34 +202,71 @@ def find(a: Analyzer, call: Call) -> None:
     roots, expr = find_roots(call.args)
     filtered = narrows(expr)
     deletes = "-delete" in expr
-    recursive = deletes
     i = 0
     while i < len(expr):
         if expr[i] in _FIND_EXEC:
             j = i + 1
-            sub = []
             while j < len(expr) and expr[j] not in (";", "+", "\\;"):
-                sub.append(expr[j])
                 j += 1
-            from .wrappers import SHELLS, strip
-
-            inv = strip(sub)
-            if inv.name in ("rm", "shred", "unlink", "rmdir", "srm"):
-                deletes = True
-                if any(x.startswith("-") and ("r" in x or "R" in x) for x in inv.args) or inv.name == "shred":
-                    recursive = True
-            elif inv.name in SHELLS and "-c" in inv.args:
-                k = inv.args.index("-c")
-                if k + 1 < len(inv.args):
-                    a.script(inv.args[k + 1].replace("{}", "$found"), call.depth + 1)
+            deletes = _find_exec(a, call, expr[i + 1:j], roots, filtered) or deletes
             i = j
         i += 1
-    if not deletes or _git_locks_only(roots, expr):
-        return
     via = call.show()
+    if not deletes:
+        if any(UNKNOWN in x for x in _find_actions(expr)) or UNKNOWN in roots[1:]:
+            _find_unknown_action(a, [r for r in roots if r != UNKNOWN], via, filtered)
+        return
+    if _git_locks_only(roots, expr):
+        return
     for r in roots:
         judge_delete(a, r, True, via, filtered=filtered, tested=any(x in _FIND_TESTS for x in expr))
-    del recursive
+
+
+def _find_exec(a: Analyzer, call: Call, sub: list[str], roots: list[str], filtered: bool) -> bool:
+    """``-exec``/``-execdir``/``-ok`` CMD ... ``{}``: True when CMD deletes what find lists (judged with the
+    find's roots, below); any other CMD is judged as the command it runs on the entries found (an unfiltered
+    find lists its roots themselves)."""
+    from .rules_exec import shell_quote
+    from .wrappers import strip
+
+    inv = strip(sub)
+    if inv.name in ("rm", "shred", "unlink", "rmdir", "srm"):
+        return True
+    found = roots if not filtered else [r.rstrip("/") + "/found" for r in roots]
+    for value in found[:4]:
+        a.script(" ".join(shell_quote(x.replace("{}", value)) for x in sub), call.depth + 1)
+    return False
+
+
+# find's tests and options that take a value (the value is not an action)
+_FIND_VALUED = frozenset({*_FIND_TESTS, "-maxdepth", "-mindepth", "-printf", "-fprintf", "-fprint", "-fprint0",
+                          "-fls", "-newermt", "-newerat", "-newerct", "-context", "-files0-from", "-fstype"})
+
+
+def _find_actions(expr: list[str]) -> list[str]:
+    """The words of a find expression that are not the value of a test (where an action could hide)."""
+    out = []
+    skip = False
+    for x in expr:
+        if skip:
+            skip = False
+            continue
+        skip = x in _FIND_VALUED
+        out.append(x)
+    return out
+
+
+def _find_unknown_action(a: Analyzer, roots: list[str], via: str, filtered: bool) -> None:
+    """``find ~ $(...)``: an option built at run time could be ``-delete``: asked where a delete would be
+    stopped."""
+    from .decision import Finding
+
+    probe = type(a)(a.ctx)
+    for r in roots:
+        judge_delete(probe, r, True, via, filtered=filtered)
+    if probe.findings:
+        a.findings.append(Finding("ask", "find_delete", f"`{via}` takes an option known only at run time (it could "
+                                  "be -delete) over " + ", ".join(roots), "Write the find expression out in full."))
 
 
 def _git_locks_only(roots: list[str], expr: list[str]) -> bool:

@@ -364,10 +364,10 @@ TABLE = {**dict.fromkeys(PACKS, judge), **dict.fromkeys((p for p in PACKAGES if 
 
 
 def _inner(a: Analyzer, call: Call, words: list[str]) -> None:
-    from .rules_exec import _quote
+    from .rules_exec import shell_quote
 
     if words:
-        a.script(" ".join(_quote(w) for w in words), call.depth + 1)
+        a.script(" ".join(shell_quote(w) for w in words), call.depth + 1)
 
 
 _BORG_ARCHIVES = ("-r", "--repo", "-a", "--glob-archives", "--match-archives", "--first", "--last", "--older",

@@ -76,6 +76,7 @@ class Command:
     background: bool = False
     funcdef: str | None = None  # name if this command is `name () {` (a function definition)
     depth: int = 0  # nesting of ( ) / { } groups
+    subshells: tuple[int, ...] = ()  # the ( ) subshells it runs in, outermost first (what they change stays inside)
 
 
 @record
@@ -168,6 +169,30 @@ def _match_close(s: str, i: int, opening: str, closing: str, *, shell_code: bool
 def match_paren(s: str, i: int) -> int:
     """``s[i]`` is ``(``; return the index of its matching ``)`` (or len(s) if unterminated)."""
     return _match_close(s, i, "(", ")", shell_code=True)
+
+
+def substitutions(text: str) -> list[str]:
+    """The bodies of the ``$(...)`` and backtick substitutions in ``text``, read as bash reads an
+    arithmetic expression (``$(( $(cmd) + 1 ))`` runs ``cmd``): quotes and operators are plain text."""
+    out: list[str] = []
+    i = 0
+    n = len(text)
+    while i < n:
+        if text.startswith("$((", i):
+            end = match_paren(text, i + 1)
+            out += substitutions(text[i + 3:max(i + 3, end - 1)])
+            i = end + 1
+        elif text.startswith("$(", i):
+            end = match_paren(text, i + 1)
+            out.append(text[i + 2:end])
+            i = end + 1
+        elif text[i] == "`":
+            end = _skip_backtick(text, i)
+            out.append(_unbacktick(text[i + 1:end - 1] if text[end - 1:end] == "`" else text[i + 1:end]))
+            i = end
+        else:
+            i += 1
+    return out
 
 
 def _match_brace(s: str, i: int) -> int:
@@ -568,6 +593,8 @@ class _Parser:
         self.pipeline = 0
         self.stage = 0
         self.depth = 0
+        self.groups: list[int] = []  # open ( ) and { } groups: a subshell's id, or 0 for a { } group
+        self.next_sub = 0
         self.cur = Command()
         self.k = 0  # the token being read
 
@@ -599,12 +626,18 @@ class _Parser:
         elif next_pipeline and self.stage:
             self.pipeline += 1
             self.stage = 0
-        self.cur = Command(pipeline=self.pipeline, stage=self.stage, depth=self.depth)
+        self.cur = Command(pipeline=self.pipeline, stage=self.stage, depth=self.depth, subshells=self._subshells())
+
+    def _subshells(self) -> tuple[int, ...]:
+        return tuple(g for g in self.groups if g)
 
     def _close_group(self) -> None:
         self.finish(True)
         self.depth = max(0, self.depth - 1)
+        if self.groups:
+            self.groups.pop()
         self.cur.depth = self.depth
+        self.cur.subshells = self._subshells()
 
     def _next_is(self, kind: str, op: str | None = None) -> bool:
         k = self.k + 1
@@ -621,7 +654,10 @@ class _Parser:
         elif op == "(":
             self.finish(True)
             self.depth += 1
+            self.next_sub += 1
+            self.groups.append(self.next_sub)
             self.cur.depth = self.depth
+            self.cur.subshells = self._subshells()
         elif op == ")":
             self._close_group()
         else:
@@ -656,6 +692,7 @@ class _Parser:
         if lit in _RESERVED_PREFIX and not cur.assigns:
             if lit == "{":
                 self.depth += 1
+                self.groups.append(0)
         elif lit in _RESERVED_ALONE and not cur.assigns:
             if lit == "}":
                 self._close_group()

@@ -15,7 +15,7 @@ _OPT_ARGS: dict[str, frozenset[str]] = {
     "sudo": frozenset({"-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U", "-T", "-R", "--user", "--group",
                        "--host", "--prompt", "--chdir", "--role", "--type", "--other-user", "--close-from"}),
     "doas": frozenset({"-u", "-C"}),
-    "env": frozenset({"-u", "--unset", "-C", "--chdir", "-S", "--split-string"}),
+    "env": frozenset({"-u", "--unset", "-C", "--chdir", "-S", "--split-string", "-P", "-a", "--argv0", "-L", "-U"}),
     "nice": frozenset({"-n", "--adjustment"}),
     "timeout": frozenset({"-s", "--signal", "-k", "--kill-after"}),
     "ionice": frozenset({"-c", "-n", "-p", "-P", "-u", "--class", "--classdata"}),
@@ -66,7 +66,10 @@ class Invocation:
 
 
 def base(name: str) -> str:
-    return name.rsplit("/", 1)[-1].lower()
+    """The program a command word names: its last path part, lower-cased, without Windows' ``.exe``
+    (``C:\\Program Files\\Git\\bin\\git.exe``, ``GIT.EXE``)."""
+    name = name.rsplit("/", 1)[-1].rsplit("\\", 1)[-1].lower()
+    return name[:-4] if name.endswith(".exe") and len(name) > 4 else name
 
 
 def strip(args: list[str]) -> Invocation:
@@ -93,27 +96,55 @@ def strip(args: list[str]) -> Invocation:
 
 
 def _env_options(args: list[str], i: int) -> tuple[list[str], int]:
-    """Past env's options and NAME=VALUE words; ``-S STRING`` is split into words in place."""
+    """Past env's options and NAME=VALUE words; ``-S STRING`` is split into words in place. ``-`` is ``-i``;
+    short options cluster (``-iS 'cmd'``, ``-uNAME``) as getopt reads them."""
     takes = _OPT_ARGS["env"]
     while i < len(args):
         a = args[i]
         if a == "--":
             return args, i + 1
-        if a in ("-S", "--split-string") and i + 1 < len(args):
-            # env -S 'rm -rf /' : the string is split into words
-            args = args[:i] + args[i + 1].split() + args[i + 2:]
+        if a.startswith("--split-string=") or a in ("-S", "--split-string"):
+            text = a.split("=", 1)[1] if "=" in a else (args[i + 1] if i + 1 < len(args) else "")
+            args = args[:i] + split_string(text) + args[i + (1 if "=" in a else 2):]
             continue
-        if a.startswith("--split-string="):
-            args = args[:i] + a.split("=", 1)[1].split() + args[i + 1:]
-            continue
-        if a.startswith("-") and a != "-":
+        if a.startswith("--"):
             i += 2 if a in takes else 1
             continue
-        if "=" in a and not a.startswith("="):
+        if a.startswith("-") and a != "-":
+            args, i = _env_cluster(args, i)
+            continue
+        if a == "-" or "=" in a and not a.startswith("="):
             i += 1
             continue
         break
     return args, i
+
+
+def _env_cluster(args: list[str], i: int) -> tuple[list[str], int]:
+    """One cluster of env's short options at ``args[i]``: the letters before one that takes a value are
+    flags; ``S`` splits its value (the rest of the cluster, or the next word) into words in place."""
+    a = args[i]
+    for k in range(1, len(a)):
+        if "-" + a[k] not in _OPT_ARGS["env"]:
+            continue
+        glued = a[k + 1:]
+        if a[k] == "S":
+            text = glued or (args[i + 1] if i + 1 < len(args) else "")
+            return args[:i] + split_string(text) + args[i + (1 if glued else 2):], i
+        return args, i + (1 if glued else 2)
+    return args, i + 1
+
+
+def split_string(text: str) -> list[str]:
+    """``env -S``'s string as words (quotes and backslashes read, ``${VAR}`` unknown)."""
+    import shlex
+
+    text = text.replace("\\_", " ")
+    try:
+        words = shlex.split(text, comments=False)
+    except ValueError:
+        words = text.split()
+    return [UNKNOWN if "${" in w else w for w in words]
 
 
 def _lookup_options(args: list[str], i: int, inv: Invocation) -> int:
