@@ -21,7 +21,7 @@ _PATTERNS = {
 # Deliberate exceptions, each with its reason:
 # - `git` is not a word (`git status`, `git diff` are most of agent traffic): its judged subcommands are.
 GIT_SUBCOMMANDS = ("push", "reset", "clean", "checkout", "restore", "switch", "branch", "stash", "reflog", "gc",
-                   "filter-branch", "filter-repo", "update-ref")
+                   "filter-branch", "filter-repo", "update-ref", "worktree")
 # - wrappers whose own options change what runs (`sudo`, `xargs`) and `exec`, judged through the wrapped call.
 WRAPPERS = ("sudo", "doas", "xargs", "exec")
 _NOT_WORDS = frozenset({"git"})

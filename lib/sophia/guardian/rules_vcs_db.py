@@ -21,6 +21,12 @@ _NAMED_FILE = LazyRe(r"^[^*?\[]*(?:^|/)(?:[^/.][^/]*\.[A-Za-z0-9]{1,10}|\.[^/.][
 
 
 def _split_git(args: list[str]) -> tuple[str, list[str]]:
+    i = _global_end(args)
+    return (args[i], args[i + 1:]) if i < len(args) else ("", [])
+
+
+def _global_end(args: list[str]) -> int:
+    """The index of git's subcommand, past its own options (``-C dir``, ``-c k=v``, ``--no-pager`` ...)."""
     i = 0
     while i < len(args):
         x = args[i]
@@ -30,8 +36,8 @@ def _split_git(args: list[str]) -> tuple[str, list[str]]:
         if x.startswith("-"):
             i += 1
             continue
-        return x, args[i + 1:]
-    return "", []
+        return i
+    return i
 
 
 def _short_flags(args: list[str]) -> str:
@@ -39,13 +45,38 @@ def _short_flags(args: list[str]) -> str:
 
 
 def git(a: Analyzer, call: Call) -> None:
-    sub, rest = _split_git(call.args)
+    from . import git_opts, git_runs
+
+    args = call.args
+    cfg = git_runs.config(a, call, args[:_global_end(args)])
+    sub, raw = _split_git(args)
+    for _ in range(git_runs.MAX_ALIASES):  # an alias may name another alias
+        expanded = git_runs.expand_alias(a, cfg, sub, raw, call.depth) if sub else None
+        if expanded is None:
+            break
+        sub, raw = (expanded[0], expanded[1:]) if expanded else ("", [])
+    rest = git_opts.normalize(sub, raw)
+    git_runs.runs(a, sub, rest, raw, call.depth)
+    if sub == "config":
+        git_runs.git_config_command(a, raw, call.depth)
+    _judge(a, call, sub, rest)
+
+
+def _judge(a: Analyzer, call: Call, sub: str, rest: list[str]) -> None:
+    """What a git subcommand (its options spelled out in full) does to work, history and remotes."""
     via = f"`{call.show()}`"
     flags = _short_flags(rest)
+    reset = _branch_reset(sub, rest, flags)
+    if reset:
+        a.add(reset[0], "git_destructive", f"{via} {reset[1]}", reset[2])
     if sub == "push":
         _push(a, rest, via)
     elif sub in ("checkout", "restore"):
         _discard(a, sub, rest, flags, via, lambda: _clean_tree(a, call.args))
+    elif sub == "rm":
+        _git_rm(a, rest, flags, via, lambda: _clean_tree(a, call.args))
+    elif sub == "worktree":
+        _worktree_remove(a, rest, flags, via)
     else:
         verdict = _GIT_JUDGES.get(sub, _git_history)(sub, rest, flags)
         if verdict and sub in ("reset", "switch") and _clean_tree(a, call.args):
@@ -85,9 +116,11 @@ _Verdict = tuple[str, str, str] | None
 
 
 def _git_reset(_sub: str, rest: list[str], _flags: str) -> _Verdict:
-    if "--hard" in rest:
-        return ("deny", "throws away uncommitted work",
+    if "--hard" in rest or "--merge" in rest:  # --merge keeps unstaged edits but resets staged ones
+        return ("deny", "throws away uncommitted work" if "--hard" in rest else "throws away staged changes",
                 "Use `git stash` (recoverable) or `git reset --soft`/`--mixed`, or ask the user.")
+    if "--keep" in rest:  # refuses to touch local changes, but the commits after the target leave the tree
+        return _on_clean_tree("reset", rest)
     return None
 
 
@@ -123,7 +156,8 @@ def _git_stash(_sub: str, rest: list[str], _flags: str) -> _Verdict:
 
 def _git_history(sub: str, rest: list[str], _flags: str) -> _Verdict:
     """Commands that drop unreachable commits or rewrite history."""
-    if sub == "reflog" and rest[:1] == ["expire"] or sub == "gc" and any(x.startswith("--prune=now") for x in rest):
+    if sub == "reflog" and rest[:1] in (["expire"], ["delete"]) or sub == "gc" and any(
+            x.startswith("--prune=now") for x in rest):
         return ("ask", "discards unreachable commits for good", "")
     if sub in ("filter-branch", "filter-repo") or sub == "update-ref" and "-d" in rest:
         return ("ask", "rewrites history", "")
@@ -145,8 +179,9 @@ def _push(a: Analyzer, rest: list[str], via: str) -> None:
         a.add("deny", "git_destructive", f"{via} overwrites every ref on the remote", "Push specific branches.")
         return
     deletes = "--delete" in rest or "d" in flags or any(r.startswith(":") for r in refspecs)
-    if deletes:
-        a.add("ask", "git_destructive", f"{via} deletes a branch on the remote")
+    if deletes or "--prune" in rest:
+        what = "deletes a branch" if deletes else "deletes the branches that have no local counterpart"
+        a.add("ask", "git_destructive", f"{via} {what} on the remote")
         return
     if not force and not plus:
         if lease:
@@ -155,7 +190,7 @@ def _push(a: Analyzer, rest: list[str], via: str) -> None:
                 a.add("ask", "git_destructive", f"{via} rewrites the shared branch {', '.join(branches)}")
         return
     branches = [r.split(":")[-1].lstrip("+") for r in refspecs] if refspecs else []
-    if lease and not plus:
+    if lease and not plus and not force:  # with --force as well, the lease is not checked: force wins
         if any(PROTECTED.match(b) for b in branches):
             a.add("ask", "git_destructive", f"{via} rewrites the shared branch {', '.join(branches)}")
         return
@@ -164,8 +199,9 @@ def _push(a: Analyzer, rest: list[str], via: str) -> None:
         a.add("deny", "git_destructive", f"{via} force-pushes {target}, overwriting commits others may have",
               "Use `git push --force-with-lease origin <feature-branch>`, never on main/master.")
     else:
-        a.add("ask", "git_destructive", f"{via} force-pushes {', '.join(branches)} without --force-with-lease",
-              "Prefer `--force-with-lease`.")
+        how = "(--force skips the lease check)" if lease else "without --force-with-lease"
+        a.add("ask", "git_destructive", f"{via} force-pushes {', '.join(branches)} {how}",
+              "Prefer `--force-with-lease` alone.")
 
 
 def _discard(a: Analyzer, sub: str, rest: list[str], flags: str, via: str, clean: Callable[[], bool]) -> None:
@@ -188,6 +224,53 @@ def _discard(a: Analyzer, sub: str, rest: list[str], flags: str, via: str, clean
               "Restore the named files you changed, or `git stash` first.")
 
 
+def _git_rm(a: Analyzer, rest: list[str], flags: str, via: str, clean: Callable[[], bool]) -> None:
+    """``git rm -f``: deletes the files even with uncommitted changes (without ``-f`` git refuses to lose
+    any; ``--cached`` leaves the files alone). On a clean tree every file is in the last commit."""
+    if "--cached" in rest or not ("f" in flags or "--force" in rest) or "n" in flags or "--dry-run" in rest:
+        return
+    end = rest.index("--") if "--" in rest else len(rest)
+    paths = _listed_paths(rest) or [x for x in rest[:end] if not x.startswith("-")] + rest[end + 1:]
+    if not paths or clean():
+        return
+    if any(p in (".", "*", ":/", "./", "..", ":/*", "'*'") or p.endswith("/.") for p in paths):
+        a.add("deny", "git_destructive", f"{via} deletes every tracked file with its uncommitted changes",
+              "Commit or `git stash` first, or remove named files after asking the user.")
+    else:
+        a.add("ask", "git_destructive", f"{via} deletes {' '.join(paths)[:80]} with any uncommitted changes",
+              "Run `git rm` without -f (it refuses to lose changes), or commit first.")
+
+
+def _worktree_remove(a: Analyzer, rest: list[str], flags: str, via: str) -> None:
+    """``git worktree remove --force``: deletes another checkout with its uncommitted and untracked files
+    (without --force git refuses). Asked of git whether that checkout holds any (:mod:`.worktree`)."""
+    if rest[:1] != ["remove"] or not ("f" in flags or "--force" in rest):
+        return
+    from .worktree import has_work
+
+    for p in [x for x in rest[1:] if not x.startswith("-")][:1]:
+        path = targets.resolve(a.ctx, p) if UNKNOWN not in p else None
+        if path and targets.in_temp(a.ctx, path):
+            continue
+        if path is None or has_work(path):
+            a.add("ask", "git_destructive", f"{via} deletes the worktree {p} with its uncommitted changes",
+                  "Commit or stash in that worktree first, or remove it without --force.")
+
+
+def _branch_reset(sub: str, rest: list[str], flags: str) -> _Verdict:
+    """``checkout -B``/``switch -C``/``branch -f`` NAME START: an existing branch NAME moves to START, its
+    own commits left only in the reflog; asked for a shared branch."""
+    opts = {"checkout": ("-B",), "switch": ("-C", "--force-create"), "branch": ("-f", "--force")}.get(sub, ())
+    at = next((i for i, x in enumerate(rest) if x in opts), None)
+    if at is None or sub == "branch" and ("d" in flags or "D" in flags or "--delete" in rest):
+        return None
+    pos = [x for x in rest[at + (0 if sub == "branch" else 1):] if not x.startswith("-")]
+    if len(pos) >= 2 and PROTECTED.match(pos[0]) and pos[1] not in (pos[0], "HEAD", "@"):
+        return ("ask", f"resets the branch {pos[0]} to {pos[1]}; its commits not in {pos[1]} stay only in the "
+                "reflog", "Confirm with the user, or `git branch backup` first.")
+    return None
+
+
 def _narrow(path: str) -> bool:
     """A named file, or anything below the top level of the tree (``src/views/home/``,
     ``.config/ghostty/config``): restoring it undoes edits in that one corner. A top-level folder
@@ -197,22 +280,40 @@ def _narrow(path: str) -> bool:
                                                not p.startswith(("/", ":", "..")))
 
 
+def _listed_paths(rest: list[str]) -> list[str]:
+    """``--pathspec-from-file=F``: paths known only at run time (not narrow)."""
+    for i, x in enumerate(rest):
+        if x.startswith("--pathspec-from-file"):
+            name = x.partition("=")[2] or (rest[i + 1] if i + 1 < len(rest) else "-")
+            return [f"(the paths listed in {name})"]
+    return []
+
+
 def _restore_paths(rest: list[str], flags: str) -> list[str]:
     """The paths ``git restore`` overwrites in the working tree ([] for --staged alone)."""
     if ("--staged" in rest or "S" in flags) and not ("--worktree" in rest or "W" in flags):
         return []
+    listed = _listed_paths(rest)
+    if listed:
+        return listed
     paths = [x for x in rest if not x.startswith("-")]
-    if "-s" in rest:
-        src_i = rest.index("-s") + 1
-        if src_i < len(rest) and rest[src_i] in paths:
-            paths.remove(rest[src_i])
+    for opt in ("-s", "--source", "--conflict"):
+        if opt in rest:
+            src_i = rest.index(opt) + 1
+            if src_i < len(rest) and rest[src_i] in paths:
+                paths.remove(rest[src_i])
     return paths
 
 
 def _checkout_paths(rest: list[str], flags: str) -> list[str] | None:
-    """The paths ``git checkout`` overwrites; [] for a branch switch; None for a forced switch."""
+    """The paths ``git checkout`` overwrites; [] for a branch switch; None for a forced switch (``-f``,
+    also with ``-b``/``-B``: the new branch starts from a tree with the local changes thrown away)."""
+    force = "f" in flags or "--force" in rest
     if "-b" in rest or "-B" in rest or "--orphan" in rest or "p" in flags or "--patch" in rest:
-        return []
+        return None if force and "p" not in flags and "--patch" not in rest else []
+    listed = _listed_paths(rest)
+    if listed:
+        return listed
     if "--" in rest:
         paths = rest[rest.index("--") + 1:]
     else:
