@@ -65,6 +65,7 @@ class Analyzer:
         self.dirs: list[str | None] = []  # pushd's stack
         self.scripts_seen: set[tuple[str, int, str]] = set()  # script lines judged already (scripts.py)
         self.net_fds: set[str] = set()  # descriptors opened onto the network (`exec 5<>/dev/tcp/h/p`)
+        self.net_dev = False  # the line names /dev/tcp or /dev/udp (a network connection bash opens)
 
     # -- findings -------------------------------------------------------------------------------
     def add(self, level: str, rule: str, why: str, instead: str = "") -> None:
@@ -79,11 +80,17 @@ class Analyzer:
         """The words a command word becomes, each with its possible values: brace expansion
         (``rm -rf /tmp/{a,../home}`` is two words) and the splitting of an unquoted expansion
         (``X="-rf /"; rm $X``) make several."""
-        if not any(not p.quoted and (p.kind in ("var", "sub") or p.kind == "lit" and "{" in p.text) for p in w.parts):
+        if not any(not p.quoted and (p.kind in ("var", "sub") or p.kind == "lit" and "{" in p.text)
+                   or p.kind == "var" and p.text == "@" for p in w.parts):
             return [self._expand(w, False)]
-        per_value = [fields.split(v) for v in self._expand(w, True)]
+        per_value = [self._tildes(fields.split(v)) if fields.OPEN in v else fields.split(v)
+                     for v in self._expand(w, True)]
         width = max(len(f) for f in per_value)
         return [[f[k] for f in per_value if k < len(f)] for k in range(width)]
+
+    def _tildes(self, words: list[str]) -> list[str]:
+        """Brace expansion comes before tilde expansion: ``{~,/tmp/x}`` names the home folder."""
+        return [self.ctx.home + x[1:] if x == "~" or x.startswith("~/") else x for x in words]
 
     def _expand(self, w: Word, mark: bool) -> list[str]:
         choices: list[list[str]] = []
@@ -99,9 +106,11 @@ class Analyzer:
                     choices.append([posixpath.join(posixpath.dirname(self.ctx.home) or "/home", p.text)])
             elif p.kind == "var":
                 vals = self._var(p.text, p.default)
+                if p.text in ("@", "*") and not (mark and (p.text == "@" or not p.quoted)):
+                    vals = [v.replace(fields.BLANK, " ") for v in vals]  # "$*" is one word; "$@" one per argument
                 choices.append([fields.mark_blanks(v) for v in vals] if mark and not p.quoted else vals)
             elif p.kind == "sub":
-                val = self._sub_value(p.text)
+                val = self.sub_value(p.text)
                 choices.append([fields.mark_blanks(val) if mark and not p.quoted else val])
             elif p.kind == "proc":
                 choices.append(["/dev/fd/63"])
@@ -127,8 +136,8 @@ class Analyzer:
             return [ctx.tmpdirs[-1] if len(ctx.tmpdirs) > 4 else "/tmp"]
         if name == "CLAUDE_PROJECT_DIR":
             return [ctx.project or UNKNOWN]
-        if name in ("SHELL", "BASH"):
-            return ["/bin/bash"]  # the user's login shell: some shell, whichever it is
+        if name in ("SHELL", "BASH", "0"):
+            return ["/bin/bash"]  # the user's login shell, or the one running the line: some shell
         if default is not None:
             sub = parse("x " + default).commands
             if sub and len(sub[0].words) == 2:
@@ -136,7 +145,7 @@ class Analyzer:
             return [default]
         return [UNKNOWN]
 
-    def _sub_value(self, text: str) -> str:
+    def sub_value(self, text: str) -> str:
         """The output of ``$(text)`` when it is knowable (pwd, mktemp, echo ...)."""
         sc = parse(text)
         if len(sc.commands) == 2 and sc.commands[0].words and sc.commands[0].words[0].literal() == "cd":
@@ -211,6 +220,7 @@ class Analyzer:
             return
         if UNKNOWN in text:
             text = text.replace(UNKNOWN, "$UNKNOWN_")
+        self.net_dev = self.net_dev or "/dev/tcp/" in text or "/dev/udp/" in text or "ztcp " in text
         sc = parse(text)
         from .rules_sys import fork_bombs
 
@@ -248,14 +258,16 @@ class Analyzer:
             inv = strip(flat)
             if inv.lookup_only:
                 return
-            if "env" in inv.wrappers:
-                hidden.env_vars(self, flat, depth)
             call = Call(inv, cmd, sc, stdin, depth, words)
             self._redirs(cmd, call, depth, sc)
             if self._shell_state(inv):
                 return
+            saved = self.ctx.cwd
+            if "env" in inv.wrappers:  # env NAME=value ... / env -C DIR: what the command it runs sees
+                self.ctx.cwd = hidden.env_wrapper(self, flat, depth)
             for run in hidden.xargs_runs(inv, stdin) if inv.via_xargs else [inv]:
                 dispatch(self, call if run is inv else Call(run, cmd, sc, stdin, depth, words))
+            self.ctx.cwd = saved
 
     def _substitutions(self, cmd: Command, depth: int) -> None:
         """``$(...)``, backticks and ``<(...)`` in words, redirections and assignments run first, as

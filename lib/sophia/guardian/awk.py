@@ -105,9 +105,10 @@ def variables(args: list[str]) -> dict[str, str]:
 class _Program:
     """One pass over the tokens: assignments remembered, commands and writes collected."""
 
-    def __init__(self, toks: list[tuple[str, str]], values: dict[str, str]) -> None:
+    def __init__(self, toks: list[tuple[str, str]], values: dict[str, str], record: str | None) -> None:
         self.toks = toks
         self.values = dict(values)
+        self.record = record  # the input line, when it is known
         self.runs: list[tuple[str, str | None]] = []  # (command, text piped into it or None)
         self.writes: list[str] = []
         self.printed: list[str] = []  # what plain print statements write to standard output
@@ -222,37 +223,49 @@ class _Program:
     def value(self, toks: list[tuple[str, str]]) -> str:
         """A concatenation's value; what cannot be known is UNKNOWN; ``,`` (print's separator) is a blank."""
         out: list[str] = []
-        skip = False
-        for kind, v in toks:
-            if skip:
-                skip = False
-                continue
+        k = 0
+        while k < len(toks):
+            kind, v = toks[k]
+            nxt = toks[k + 1] if k + 1 < len(toks) else ("", "")
             if kind in ("str", "num"):
                 out.append(v)
+            elif kind == "name" and v == "ENVIRON" and nxt[1] == "[" and k + 3 < len(toks) and toks[k + 2][0] == "str":
+                out.append("${" + toks[k + 2][1] + "}")  # the shell that runs the command reads the same variable
+                k += 3
             elif kind == "name":
                 out.append(self.values.get(v, UNKNOWN))
             elif kind == "field":
-                out.append(UNKNOWN)
-                skip = True  # the field's number or name
+                out.append(self._field(nxt))
+                k += 1  # the field's number or name
             elif v == ",":
                 out.append(" ")
             elif v not in ("(", ")"):
                 out.append(UNKNOWN)
+            k += 1
         return "".join(out)
 
+    def _field(self, tok: tuple[str, str]) -> str:
+        """``$0``/``$N`` of the input line, when it is known."""
+        if self.record is None or tok[0] != "num" or not tok[1].isdigit():
+            return UNKNOWN
+        n = int(tok[1])
+        parts = self.record.split()
+        return self.record if n == 0 else parts[n - 1] if n <= len(parts) else ""
 
-def read(text: str, values: dict[str, str] | None = None) -> _Program:
-    prog = _Program(tokens(text), values or {})
+
+def read(text: str, values: dict[str, str] | None = None, record: str | None = None) -> _Program:
+    prog = _Program(tokens(text), values or {}, record)
     prog.walk()
     return prog
 
 
-def judge(a: Analyzer, text: str, values: dict[str, str], depth: int, via: str) -> None:
-    """Judge what an awk program runs (as shell commands) and which files it writes."""
+def judge(a: Analyzer, text: str, values: dict[str, str], depth: int, via: str, record: str | None = None) -> None:
+    """Judge what an awk program runs (as shell commands) and which files it writes; ``record``: the
+    input line when it is known (``echo 'cmd' | awk '{system($0)}'``)."""
     from .rules_exec import shell_quote
     from .rules_fs import judge_write
 
-    prog = read(text, values)
+    prog = read(text, values, record)
     if prog.inet and any(UNKNOWN in cmd for cmd, _p in prog.runs):
         a.add("deny", "reverse_shell", f"{via} runs commands it reads from a network connection (a reverse shell)",
               "Do not give a remote machine a shell here.")

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import re
 
-_OPEN, _COMMA, _CLOSE, _BLANK = "\x02", "\x03", "\x04", "\x05"
+OPEN, _COMMA, _CLOSE, BLANK = "\x02", "\x03", "\x04", "\x05"
+_OPEN, _BLANK = OPEN, BLANK
 _BRACES = str.maketrans({"{": _OPEN, ",": _COMMA, "}": _CLOSE})
 _PLAIN = str.maketrans({_OPEN: "{", _COMMA: ",", _CLOSE: "}"})
 _BLANKS = str.maketrans({" ": _BLANK, "\t": _BLANK, "\n": _BLANK})

@@ -30,12 +30,30 @@ COMMAND_VARS = frozenset({
 })
 
 
-def env_vars(a: Analyzer, words: list[str], depth: int) -> None:
-    """``env NAME=value ... cmd``: the assignments env makes for the command it runs."""
-    for w in words:
+def env_wrapper(a: Analyzer, words: list[str], depth: int) -> str | None:
+    """``env [-C DIR] NAME=value ... cmd``: judge the assignments env makes for the command it runs, and
+    return the folder that command runs in (``-C``/``--chdir``)."""
+    from . import targets
+    from .wrappers import base
+
+    cwd = a.ctx.cwd
+    i = next((k for k, w in enumerate(words) if base(w) == "env"), len(words)) + 1
+    while i < len(words):
+        w = words[i]
         name, eq, value = w.partition("=")
-        if eq and name in COMMAND_VARS:
-            program_var(a, name, value, depth)
+        if w in ("-C", "--chdir") and i + 1 < len(words) or w.startswith(("--chdir=", "-C")) and len(w) > 2:
+            folder = words[i + 1] if w in ("-C", "--chdir") else w.partition("=")[2] or w[2:]
+            cwd = targets.resolve(a.ctx, folder) if UNKNOWN not in folder else None
+            i += 1 if w in ("-C", "--chdir") else 0
+        elif eq and not w.startswith("-"):
+            if name in COMMAND_VARS:
+                program_var(a, name, value, depth)
+        elif w in ("-u", "--unset", "-P", "-a", "--argv0", "-S", "--split-string"):
+            i += 1  # its value
+        elif not w.startswith("-"):
+            break  # the command env runs
+        i += 1
+    return cwd
 
 
 def program_var(a: Analyzer, name: str, value: str, depth: int) -> None:
@@ -103,18 +121,19 @@ _SEPARATORS = (":::", ":::+", "::::", "::::+")
 def parallel(a: Analyzer, call: Call) -> None:
     """``parallel [options] command ::: values`` (or values from standard input): each job is the
     command with the value in place of ``{}`` (appended when it has none), run by a shell; with no
-    command, each value is itself a command line."""
+    command, each value is itself a command line. ``sem`` (``parallel --semaphore``) runs its command once."""
     args = call.args
     i, replace, quote = _parallel_options(args)
-    if any(x in ("--dry-run", "--dryrun") for x in args[:i]):
+    opts = args[:i]
+    if any(x in ("--dry-run", "--dryrun") for x in opts):
         return  # prints the jobs, runs none
     cmd: list[str] = []
     while i < len(args) and args[i] not in _SEPARATORS:
         cmd.append(args[i])
         i += 1
     groups = _parallel_groups(args[i:])
-    if any(x in ("--pipe", "--pipepart", "--spreadstdin") for x in args[:i]):
-        groups = []  # the input is the jobs' standard input, not their arguments
+    if call.name == "sem" or any(x in ("--pipe", "--pipepart", "--spreadstdin", "--semaphore") for x in opts):
+        groups = []  # one job (sem), or the input is the jobs' standard input, not their arguments
     elif groups is None:
         items = stdin_items(call.stdin, True) if "-a" not in args and "--arg-file" not in args else [UNKNOWN]
         groups = [items]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import posixpath
 
 from .lazyre import LazyRe
+from .shell import UNKNOWN
 from .wrappers import SHELLS, interpreter
 
 TYPE_CHECKING = False  # typing is not imported on the hook path
@@ -26,8 +27,9 @@ NET_PROGRAMS = NETCATS | {"socat", "telnet", "openssl"}
 _NET_DEV = ("/dev/tcp/", "/dev/udp/")
 _SOCKET = LazyRe(r"\bsocket\b|Socket\b|fsockopen|\bnet\s*\.\s*(?:connect|Socket|createConnection)|"
                  r"IO::Socket|/dev/tcp/|\bLuaSocket\b|require\s*\(?\s*['\"]socket['\"]")
-_SHELL = LazyRe(r"/bin/(?:ba|z|da|k|c|tc|fi)?sh\b|['\"](?:ba|z|da)?sh['\"]|\bsh\s+-i\b|cmd\.exe|powershell|"
-                r"pty\s*\.\s*spawn|\bdup2\s*\(|IO\s*\.\s*popen\s*\(\s*[a-z_]|\bpopen\s*\(\s*\$?[a-z_]")
+_SHELL = LazyRe(r"/bin/(?:ba|z|da|k|c|tc|fi)?sh\b|['\"](?:ba|z|da)?sh\b|\bsh\s+-i\b|cmd\.exe|powershell|"
+                r"pty\s*\.\s*spawn|\bdup2\s*\(|IO\s*\.\s*popen\s*\(\s*[$a-z_]|\bpopen\s*\(\s*\$?[a-z_]|"
+                r"\b(?:system|exec)\s*\(?\s*\$_")
 
 
 def _shell_reading_stdin(call: Call) -> bool:
@@ -50,6 +52,9 @@ def check(a: Analyzer, call: Call) -> None:
         _net_descriptors(a, cmd)
     if call.name in NETCATS or call.name == "socat":
         _net_program(a, call)
+    elif a.net_dev and (call.name == UNKNOWN or call.name == "eval" and UNKNOWN in " ".join(call.args)):
+        a.add("deny", RULE, f"`{call.show()}` runs commands read from a network connection (a reverse shell)",
+              INSTEAD)
     elif _shell_reading_stdin(call) and (_wired_to_network(a, cmd) or _piped_with_network(a, call)):
         a.add("deny", RULE, f"`{call.show()}` runs a shell whose commands come from a network connection "
               "(a reverse shell)", INSTEAD)
@@ -68,8 +73,8 @@ def _wired_to_network(a: Analyzer, cmd: Command) -> bool:
         raw = r.target.raw if r.target is not None else ""
         if any(d in raw for d in _NET_DEV) and r.fd in ("", "0", "1", "2"):
             return True
-        if r.op in ("<&", ">&") and raw in a.net_fds:
-            return True
+        if r.op in ("<&", ">&") and (raw in a.net_fds or a.net_dev and raw not in ("0", "1", "2", "-")):
+            return True  # a descriptor opened onto the network (zsh's ztcp leaves it in $REPLY)
     return False
 
 

@@ -7,6 +7,7 @@ import re
 
 from . import code as codemod
 from . import targets
+from .fields import BLANK
 from .lazyre import LazyRe
 from .shell import UNKNOWN, Command
 from .wrappers import NET_FETCHERS, SHELLS, Invocation, interpreter, strip
@@ -315,9 +316,8 @@ _C_CHARS = {"n": "\n", "t": "\t", "e": "\x1b", "\\": "\\"}
 def _c_escapes(text: str) -> str:
     def one(m: re.Match[str]) -> str:
         e = m.group(1)
-        if e[0] == "x":
-            return chr(int(e[1:], 16))
-        return chr(int(e, 8) & 0xFF) if e[0].isdigit() else _C_CHARS[e]
+        c = chr(int(e[1:], 16)) if e[0] == "x" else chr(int(e, 8) & 0xFF) if e[0].isdigit() else _C_CHARS[e]
+        return "\n" if c == "\x00" else c  # a NUL separates (xargs -0); it never reaches an argument
 
     return _C_ESCAPE.sub(one, text) if "\\" in text else text
 
@@ -497,7 +497,7 @@ def with_positional(a: Analyzer, positional: list[str], judge: Callable[[], None
     for k, v in enumerate(positional[:10]):
         inner[str(k)] = v
     rest = positional[1:]
-    inner["@"] = inner["*"] = "\x01".join(rest[:16]) if rest else ""
+    inner["@"] = inner["*"] = BLANK.join(rest[:16])  # "$@" is one word per argument (fields.py)
     inner["#"] = str(len(rest))
     a.ctx.vars = inner
     try:
@@ -518,16 +518,12 @@ def _run_file_word(a: Analyzer, call: Call, idx: int, via: str, lang: str = "sh"
         if fetch:
             a.add("deny", "curl_pipe", f"{via} runs a script straight from the network", FETCH_INSTEAD)
         else:
-            a.script(_proc_output_as_script(p.text), call.depth + 1)
+            out = a.sub_value(p.text)
+            a.script(out if out != UNKNOWN else "", call.depth + 1)
     if not procs and idx < len(call.args) and lang in ("sh", "python", "js"):
         from .scripts import run_file
 
         run_file(a, call, call.args[idx], call.args[idx + 1:], lang)
-
-
-def _proc_output_as_script(text: str) -> str:
-    m = re.match(r"^\s*(?:echo|printf)\s+(.*)$", text, re.S)
-    return m.group(1).strip("'\"") if m else ""
 
 
 def _run_string(a: Analyzer, call: Call, text: str, lang: str, via: str) -> None:
@@ -584,8 +580,9 @@ def watch(a: Analyzer, call: Call) -> None:
     i = 0
     while i < len(args) and args[i].startswith("-"):
         i += 2 if args[i] in ("-n", "--interval", "-d=", "-q") else 1
-    if i < len(args):
-        a.script(" ".join(args[i:]), call.depth + 1)
+    if i < len(args):  # joined and run by sh -c, or (-x) run as the words it is given
+        direct = any(x in ("-x", "--exec") or x.startswith("-") and not x.startswith("--") and "x" in x for x in args[:i])
+        a.script(" ".join(shell_quote(x) for x in args[i:]) if direct else " ".join(args[i:]), call.depth + 1)
 
 
 _SSH_OPTS = frozenset("bcDEeFIiJLlmOopQRSWw")
@@ -629,8 +626,12 @@ def interp(a: Analyzer, call: Call, lang: str) -> None:
     if lang == "awk":
         from . import awk
 
+        lines: list[str | None] = list(call.stdin.text.splitlines()[:4]) if call.stdin.kind == "text" else []
+        if not codes and call.stdin.kind == "text" and _awk_program_file(args) in ("-", "/dev/stdin"):
+            codes, lines = [call.stdin.text], []  # awk -f /dev/stdin <<< 'program'
         for c in codes:
-            awk.judge(a, c, awk.variables(args), call.depth + 1, via)
+            for record in lines or [None]:
+                awk.judge(a, c, awk.variables(args), call.depth + 1, via, record)
         return
     if inplace:
         from .rules_fs import judge_write
@@ -650,6 +651,16 @@ def interp(a: Analyzer, call: Call, lang: str) -> None:
 # what an interpreter's arguments hold: inline code, the index of a script argument, whether perl edits
 # files in place, and the index where option scanning stopped
 _InterpArgs = tuple[list[str], int | None, bool, int]
+
+
+def _awk_program_file(args: list[str]) -> str:
+    """The file ``-f``/``--file`` names ('' if none)."""
+    for i, x in enumerate(args):
+        if x in ("-f", "--file") and i + 1 < len(args):
+            return args[i + 1]
+        if x.startswith("--file="):
+            return x.split("=", 1)[1]
+    return ""
 
 
 def _awk_args(args: list[str]) -> _InterpArgs:

@@ -200,8 +200,9 @@ def find_roots(args: list[str]) -> tuple[list[str], list[str]]:
 
 def find(a: Analyzer, call: Call) -> None:
     roots, expr = find_roots(call.args)
-    filtered = narrows(expr)
     deletes = "-delete" in expr
+    # find reads its expression left to right: a name test after -delete narrows nothing it deleted
+    filtered = narrows(expr[:expr.index("-delete")] if deletes else expr)
     i = 0
     while i < len(expr):
         if expr[i] in _FIND_EXEC:
@@ -231,6 +232,8 @@ def _find_exec(a: Analyzer, call: Call, sub: list[str], roots: list[str], filter
 
     inv = strip(sub)
     if inv.name in ("rm", "shred", "unlink", "rmdir", "srm"):
+        if any(x != "{}" and not x.startswith("-") for x in inv.args):  # `-exec rm -rf / {} +`: a path of its own
+            a.script(" ".join(shell_quote(x.replace("{}", "found")) for x in sub), call.depth + 1)
         return True
     found = roots if not filtered else [r.rstrip("/") + "/found" for r in roots]
     for value in found[:4]:

@@ -77,6 +77,9 @@ def _judge(a: Analyzer, call: Call, sub: str, rest: list[str]) -> None:
         _git_rm(a, rest, flags, via, lambda: _clean_tree(a, call.args))
     elif sub == "worktree":
         _worktree_remove(a, rest, flags, via)
+    elif sub == "submodule" and rest[:1] == ["deinit"] and ("f" in flags or "--force" in rest):
+        a.add("ask", "git_destructive", f"{via} removes submodule working trees with their local changes",
+              "Run it without -f (git refuses to lose changes), or commit in the submodules first.")
     else:
         verdict = _GIT_JUDGES.get(sub, _git_history)(sub, rest, flags)
         if verdict and sub in ("reset", "switch") and _clean_tree(a, call.args):
@@ -253,7 +256,8 @@ def _worktree_remove(a: Analyzer, rest: list[str], flags: str, via: str) -> None
         if path and targets.in_temp(a.ctx, path):
             continue
         if path is None or has_work(path):
-            a.add("ask", "git_destructive", f"{via} deletes the worktree {p} with its uncommitted changes",
+            shown = p.replace(UNKNOWN, "$…")
+            a.add("ask", "git_destructive", f"{via} deletes the worktree {shown} with its uncommitted changes",
                   "Commit or stash in that worktree first, or remove it without --force.")
 
 

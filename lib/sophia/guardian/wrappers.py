@@ -20,7 +20,7 @@ _OPT_ARGS: dict[str, frozenset[str]] = {
     "timeout": frozenset({"-s", "--signal", "-k", "--kill-after"}),
     "ionice": frozenset({"-c", "-n", "-p", "-P", "-u", "--class", "--classdata"}),
     "xargs": frozenset({"-I", "-n", "-L", "-P", "-s", "-d", "-E", "-e", "-a", "--arg-file", "--max-args",
-                        "--max-procs", "--delimiter", "--max-lines", "--max-chars", "--eof", "--replace",
+                        "--max-procs", "--delimiter", "--max-lines", "--max-chars", "--eof",
                         "--process-slot-var"}),
     "stdbuf": frozenset({"-i", "-o", "-e"}),
     "flock": frozenset({"-w", "--timeout", "-E", "--conflict-exit-code"}),
@@ -181,9 +181,12 @@ def _options(name: str, args: list[str], i: int, inv: Invocation) -> int:
 
 def _xargs_replace(a: str, args: list[str], i: int, inv: Invocation) -> int:
     """xargs' replace string (``-I R``, ``-IR``, ``-i[R]``): the words it used, 0 if ``a`` is not one."""
-    if a in ("-I", "--replace") and i + 1 < len(args):
+    if a == "-I" and i + 1 < len(args):
         inv.xargs_replace = args[i + 1]
         return 2
+    if a == "--replace" or a.startswith("--replace="):
+        inv.xargs_replace = a.partition("=")[2] or "{}"
+        return 1
     if a.startswith("-I") and len(a) > 2:
         inv.xargs_replace = a[2:]
         return 1
