@@ -232,6 +232,7 @@ def _more_spellings(bash: Bash) -> None:
         "find . -name '*.pyc' -exec rm -f {} +", "for f in *.txt; do $EDITOR \"$f\"; done",
         "printf 'a\\0b\\0' | xargs -0 -n1 echo", "watch -n 1 sh -c 'rm -rf ~'", "watch -x ls -la",
         "bash -c 'echo \"$*\"' _ a b", "find . -name '*.pyc' -exec sh -c 'rm -f \"$@\"' sh {} +",
+        "bash -c 'echo > /dev/tcp/localhost/5432' && $PYTHON manage.py migrate",
     ], A, HT)
 
 

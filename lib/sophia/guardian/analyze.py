@@ -66,6 +66,7 @@ class Analyzer:
         self.scripts_seen: set[tuple[str, int, str]] = set()  # script lines judged already (scripts.py)
         self.net_fds: set[str] = set()  # descriptors opened onto the network (`exec 5<>/dev/tcp/h/p`)
         self.net_dev = False  # the line names /dev/tcp or /dev/udp (a network connection bash opens)
+        self.net_read = False  # ... and reads lines with `read` (what a loop may then run)
 
     # -- findings -------------------------------------------------------------------------------
     def add(self, level: str, rule: str, why: str, instead: str = "") -> None:
@@ -220,7 +221,9 @@ class Analyzer:
             return
         if UNKNOWN in text:
             text = text.replace(UNKNOWN, "$UNKNOWN_")
-        self.net_dev = self.net_dev or "/dev/tcp/" in text or "/dev/udp/" in text or "ztcp " in text
+        if not self.net_dev and ("/dev/tcp/" in text or "/dev/udp/" in text or "ztcp " in text):
+            self.net_dev = True
+            self.net_read = any(w in text for w in ("read ", "read\t", "read -"))
         sc = parse(text)
         from .rules_sys import fork_bombs
 

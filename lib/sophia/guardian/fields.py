@@ -9,7 +9,7 @@ Braces without a comma or a sequence (``{}``, ``@{u}``) stay as they are.
 
 from __future__ import annotations
 
-import re
+from .lazyre import LazyRe
 
 OPEN, _COMMA, _CLOSE, BLANK = "\x02", "\x03", "\x04", "\x05"
 _OPEN, _BLANK = OPEN, BLANK
@@ -17,7 +17,7 @@ _BRACES = str.maketrans({"{": _OPEN, ",": _COMMA, "}": _CLOSE})
 _PLAIN = str.maketrans({_OPEN: "{", _COMMA: ",", _CLOSE: "}"})
 _BLANKS = str.maketrans({" ": _BLANK, "\t": _BLANK, "\n": _BLANK})
 MAX_WORDS = 64
-_SEQ = re.compile(r"^(-?[0-9]+|[A-Za-z])\.\.(-?[0-9]+|[A-Za-z])(?:\.\.(-?[0-9]+))?$")
+_SEQ = LazyRe(r"^(-?[0-9]+|[A-Za-z])\.\.(-?[0-9]+|[A-Za-z])(?:\.\.(-?[0-9]+))?$")
 
 
 def mark_braces(text: str) -> str:

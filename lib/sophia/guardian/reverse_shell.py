@@ -52,7 +52,7 @@ def check(a: Analyzer, call: Call) -> None:
         _net_descriptors(a, cmd)
     if call.name in NETCATS or call.name == "socat":
         _net_program(a, call)
-    elif a.net_dev and (call.name == UNKNOWN or call.name == "eval" and UNKNOWN in " ".join(call.args)):
+    elif a.net_read and (call.name == UNKNOWN or call.name == "eval" and UNKNOWN in " ".join(call.args)):
         a.add("deny", RULE, f"`{call.show()}` runs commands read from a network connection (a reverse shell)",
               INSTEAD)
     elif _shell_reading_stdin(call) and (_wired_to_network(a, cmd) or _piped_with_network(a, call)):
