@@ -81,8 +81,11 @@ class Analyzer:
         """The words a command word becomes, each with its possible values: brace expansion
         (``rm -rf /tmp/{a,../home}`` is two words) and the splitting of an unquoted expansion
         (``X="-rf /"; rm $X``) make several."""
-        if not any(not p.quoted and (p.kind in ("var", "sub") or p.kind == "lit" and "{" in p.text)
-                   or p.kind == "var" and p.text == "@" for p in w.parts):
+        for p in w.parts:
+            if p.kind == "var" and (not p.quoted or p.text == "@") or not p.quoted and (
+                    p.kind == "sub" or p.kind == "lit" and "{" in p.text):
+                break
+        else:
             return [self._expand(w, False)]
         per_value = [self._tildes(fields.split(v)) if fields.OPEN in v else fields.split(v)
                      for v in self._expand(w, True)]

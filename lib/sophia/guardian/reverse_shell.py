@@ -55,7 +55,8 @@ def check(a: Analyzer, call: Call) -> None:
     elif a.net_read and (call.name == UNKNOWN or call.name == "eval" and UNKNOWN in " ".join(call.args)):
         a.add("deny", RULE, f"`{call.show()}` runs commands read from a network connection (a reverse shell)",
               INSTEAD)
-    elif _shell_reading_stdin(call) and (_wired_to_network(a, cmd) or _piped_with_network(a, call)):
+    elif (cmd.redirs or cmd.stage) and _shell_reading_stdin(call) and (
+            _wired_to_network(a, cmd) or _piped_with_network(a, call)):
         a.add("deny", RULE, f"`{call.show()}` runs a shell whose commands come from a network connection "
               "(a reverse shell)", INSTEAD)
 
