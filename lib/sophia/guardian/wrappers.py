@@ -15,6 +15,7 @@ _OPT_ARGS: dict[str, frozenset[str]] = {
     "sudo": frozenset({"-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U", "-T", "-R", "--user", "--group",
                        "--host", "--prompt", "--chdir", "--role", "--type", "--other-user", "--close-from"}),
     "doas": frozenset({"-u", "-C"}),
+    "pkexec": frozenset({"--user"}),
     "env": frozenset({"-u", "--unset", "-C", "--chdir", "-S", "--split-string", "-P", "-a", "--argv0", "-L", "-U"}),
     "nice": frozenset({"-n", "--adjustment"}),
     "timeout": frozenset({"-s", "--signal", "-k", "--kill-after"}),
