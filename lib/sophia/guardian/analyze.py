@@ -75,22 +75,21 @@ class Analyzer:
         self.findings.append(Finding(level, rule, why, instead))
 
     # -- expansion ------------------------------------------------------------------------------
-    def expand(self, w: Word) -> list[str]:
-        """Possible values of a word; UNKNOWN marks what cannot be known."""
-        return self._expand(w, False)
-
     def fields(self, w: Word) -> list[list[str]]:
         """The words a command word becomes, each with its possible values: brace expansion
         (``rm -rf /tmp/{a,../home}`` is two words) and the splitting of an unquoted expansion
         (``X="-rf /"; rm $X``) make several."""
-        for p in w.parts:
+        parts = w.parts
+        if len(parts) == 1 and parts[0].kind == "lit" and (parts[0].quoted or "{" not in parts[0].text):
+            return [[parts[0].text]]  # a plain word (most of them)
+        for p in parts:
             if p.kind == "var" and (not p.quoted or p.text == "@") or not p.quoted and (
                     p.kind == "sub" or p.kind == "lit" and "{" in p.text):
                 break
         else:
-            return [self._expand(w, False)]
+            return [self.expand(w)]
         per_value = [self._tildes(fields.split(v)) if fields.OPEN in v else fields.split(v)
-                     for v in self._expand(w, True)]
+                     for v in self.expand(w, True)]
         width = max(len(f) for f in per_value)
         return [[f[k] for f in per_value if k < len(f)] for k in range(width)]
 
@@ -98,7 +97,9 @@ class Analyzer:
         """Brace expansion comes before tilde expansion: ``{~,/tmp/x}`` names the home folder."""
         return [self.ctx.home + x[1:] if x == "~" or x.startswith("~/") else x for x in words]
 
-    def _expand(self, w: Word, mark: bool) -> list[str]:
+    def expand(self, w: Word, mark: bool = False) -> list[str]:
+        """Possible values of a word; UNKNOWN marks what cannot be known (``mark``: for :meth:`fields`,
+        the characters that make more words marked)."""
         choices: list[list[str]] = []
         for p in w.parts:
             if p.kind == "lit":

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 RULE = "reverse_shell"
 INSTEAD = "Never give a remote machine a shell on this one; ask the user what they need."
-NETCATS = frozenset({"nc", "ncat", "netcat", "nc.traditional", "nc.openbsd", "cryptcat", "pwncat"})
+NETCATS = frozenset({"nc", "ncat", "netcat", "cryptcat", "pwncat"})  # and nc.traditional, nc.openbsd ...
 NET_PROGRAMS = NETCATS | {"socat", "telnet", "openssl"}
 _NET_DEV = ("/dev/tcp/", "/dev/udp/")
 _SOCKET = LazyRe(r"\bsocket\b|Socket\b|fsockopen|\bnet\s*\.\s*(?:connect|Socket|createConnection)|"
@@ -50,7 +50,7 @@ def check(a: Analyzer, call: Call) -> None:
     cmd = call.cmd
     if cmd.redirs:
         _net_descriptors(a, cmd)
-    if call.name in NETCATS or call.name == "socat":
+    if call.name in NETCATS or call.name.startswith("nc.") or call.name == "socat":
         _net_program(a, call)
     elif a.net_read and (call.name == UNKNOWN or call.name == "eval" and UNKNOWN in " ".join(call.args)):
         a.add("deny", RULE, f"`{call.show()}` runs commands read from a network connection (a reverse shell)",
@@ -88,10 +88,14 @@ def _piped_with_network(a: Analyzer, call: Call) -> bool:
             continue
         head = [a.expand(w)[0] for w in c.words[:3]]
         names = [base(h) for h in head]
-        if names and (names[0] in NET_PROGRAMS or names[0] in ("sudo", "timeout", "env") and
-                      any(n in NET_PROGRAMS for n in names[1:])):
+        if names and (_net_name(names[0]) or names[0] in ("sudo", "timeout", "env") and
+                      any(_net_name(n) for n in names[1:])):
             return True
     return False
+
+
+def _net_name(name: str) -> bool:
+    return name in NET_PROGRAMS or name.startswith("nc.")
 
 
 def _net_program(a: Analyzer, call: Call) -> None:
