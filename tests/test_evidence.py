@@ -156,3 +156,22 @@ def test_on_real_sessions_a_call_a_reader_saw_fail_is_rarely_called_ok() -> None
     assert failed >= 40, "the labels hold enough failures to judge"
     assert failed_ok * 10 <= failed, f"{failed_ok} of {failed} labelled failures called ok"
     assert not_run_wrong == 0
+
+
+def test_a_printed_status_is_the_intended_commands_when_nothing_masks_it() -> None:
+    assert verdict('make all 2>&1; echo "EXIT: $?"', "cc -o app main.c\nEXIT: 0") == E.OK
+    assert verdict("cargo build; echo $?", "Compiling x\n0") == E.OK
+    assert verdict('make all 2>&1; echo "exit code: $?"', "exit code: 2") == E.FAILED
+    # a pipe's status is its last program's: `tail` says nothing about make
+    assert verdict('make all 2>&1 | tail -3; echo "EXIT: $?"', "EXIT: 0") == E.UNKNOWN
+    # a job sent to the background, then waited for: wait returns the job's status
+    job = 'npx tsc --noEmit & P=$!; sleep 45 && kill $P 2>/dev/null; wait $P; echo "EXIT: $?"'
+    assert verdict(job, "EXIT: 0") == E.OK
+    assert verdict(job, "EXIT: 143") == E.FAILED
+    assert verdict("npx tsc --noEmit & sleep 5; echo $?", "0") == E.UNKNOWN  # sleep's status
+
+
+def test_a_warning_that_work_was_left_to_do_by_hand_casts_doubt() -> None:
+    ev = E.judge("./setup.sh", "✅ created\n⚠️  Warning: editor symlinks may need manual setup", is_error=False)
+    assert ev.ok and ev.doubt and ev.warnings
+    assert not E.judge("./setup.sh", "⚠️  Warning: could not fetch from remote\ncreated", is_error=False).doubt

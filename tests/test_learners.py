@@ -262,8 +262,9 @@ def _labelled() -> list[tuple[dict[str, Any], list[C.Command], str | None]]:
 
 def test_real_sessions_teach_true_fixes_and_most_of_the_useful_ones() -> None:
     """Against the labels of what really happened (tests/fixtures/transcripts/labels): of the fixes the
-    learner would teach, at most 1 in 10 names a call that did not fail or a fix that did not work, none
-    is one the labels call destructive, and at least half of the useful fixes a reader found are taught."""
+    learner would teach, at most 1 in 20 names a call that did not fail or a fix that did not work, none
+    is one the labels call destructive, and at least 70% of the useful fixes a reader found are taught
+    (the issue's bars, here on the dev sessions)."""
     from bench.lessons import judge_fix, missed
 
     judged: list[str] = []
@@ -274,8 +275,8 @@ def test_real_sessions_teach_true_fixes_and_most_of_the_useful_ones() -> None:
         useful += sum(1 for x in label["fixes"] if x.get("useful") and not x.get("destructive"))
         lost += len(missed(taught, label))
     assert len(judged) >= 10 and "unsafe" not in judged
-    assert judged.count("false") * 10 <= len(judged), judged
-    assert (useful - lost) * 2 >= useful, (useful, lost)
+    assert judged.count("false") * 20 <= len(judged), judged
+    assert (useful - lost) * 10 >= useful * 7, (useful, lost)
 
 
 def test_real_sessions_playbook_candidates_really_worked() -> None:
@@ -450,3 +451,30 @@ def test_a_fix_learned_later_closes_the_projects_gap(home: Path) -> None:
     [gap] = [g for g in gap_records.records(read_json(home / "self_model.json")["knowledge_gaps"])
              if "docker" in g["text"]]
     assert gap["closed_by"] == proc["id"] and not gap_records.is_open(gap)
+
+
+def test_a_success_that_still_warns_about_the_failure_is_not_its_fix() -> None:
+    """A run that exits 0 but still warns about what the failure was about goes on failing; the first
+    clean run after it is the fix. A warning about something else (a fetch) does not matter."""
+    from sophia import evidence
+
+    def run(out: str) -> C.Command:
+        return C.Command("./wt.sh create ui", evidence.judge("./wt.sh create ui", out, is_error=False),
+                         cid=f"toolu_{next(_CALLS)}")
+
+    failed = C.Command("./wt.sh create ui", evidence.judge(
+        "./wt.sh create ui", "line 9: /opt/x/shared/setup-editor-links.sh: No such file or directory",
+        is_error=False), cid="toolu_f")
+    still = run("⚠ Warning: could not fetch\n⚠ Warning: could not setup editor links automatically\ncreated")
+    clean = run("⚠ Warning: could not fetch\n✅ editor links created\ncreated")
+    assert failed.failed and still.ok and not still.evidence.doubt
+    fix, = L.find_fixes([failed, C.Command("", True, edit="wt.sh"), still, clean], PROJECT)
+    assert fix["calls"] == {"failed": ["toolu_f"], "fixed": clean.cid}
+    assert L.find_fixes([failed, C.Command("", True, edit="wt.sh"), clean], PROJECT)[0]["calls"]["fixed"] == clean.cid
+
+
+def test_job_control_and_option_values_make_no_command_key() -> None:
+    c = C.Command('npx tsc --noEmit --pretty false 2>&1 & PID=$!; sleep 45 && kill $PID; wait $PID; echo "EXIT: $?"',
+                  True)
+    assert c.key == "npx tsc"
+    assert C.Command("kill 4242", True).key == "kill"  # killing a process by number is the intent

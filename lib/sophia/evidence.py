@@ -146,7 +146,24 @@ def shape(command: str, *, background: bool = False) -> dict[str, Any]:
             break
     if out["mask"] is None and re.search(r"(?:^|[;&|\s])set\s+\+e\b", text):
         out["mask"] = "set +e"
+    out["status_echo"] = _status_echo(command or "", segs, ops, pipefail)
     return out
+
+
+def _status_echo(command: str, segs: list[list[str]], ops: list[str], pipefail: bool) -> bool:
+    """The command ends by printing ``$?`` (``...; echo "EXIT: $?"``) and that status is the intended
+    command's: the one before the echo is no pipe's tail (without pipefail) and no mask, or is ``wait``
+    for a job sent to the background."""
+    if not re.search(r"(?:^|[;\n&|]\s*)(?:echo|printf)\b[^;\n|&]*\$\?[^;\n|&]*$", command.strip()):
+        return False
+    if len(segs) < 2 or not segs[-1] or segs[-1][0] not in ("echo", "printf") or ops[-1] not in (";", "\n"):
+        return False
+    before = segs[-2]
+    if before and before[0] == "wait":
+        return True
+    if not before or _is_reader(before) or before[0] in _PREP:
+        return False
+    return len(ops) < 2 or ops[-2] not in ("|", "|&", "||") or pipefail
 
 
 # ---------------------------------------------------------------- what an output says
@@ -176,8 +193,13 @@ _SUCCESS_LINES = re.compile(
     r"\b(?:added|installed|removed|changed|audited) \d+ packages?\b|^\s*\+ [\w.-]+==\S+|already up.to.date|"
     r"^up to date\b|requirement already satisfied|prerendered as static content|^route \((?:app|pages)\)",
     re.I | re.M)
-_DOUBT = re.compile(r"(?:⚠|\bwarn(?:ing)?\b).*(?:\bnot found\b|\bmissing\b|\bno such\b|\bdoes(?: not|n't) exist\b)",
+# a warning that something the command needed is absent, or that part of its work was left undone
+_DOUBT = re.compile(r"(?:⚠|\bwarn(?:ing)?\b).*(?:\bnot found\b|\bmissing\b|\bno such\b|\bdoes(?: not|n't) exist\b|"
+                    r"\bmanual(?:ly)?\b|\bnot (?:created|installed|configured|set up|applied|linked|copied)\b)",
                     re.I)
+_WARNING = re.compile(r"⚠|\bwarn(?:ing)?\b|\bcould(?: not|n't)\b|\bunable to\b", re.I)
+# a line printing an echoed ``$?``: "EXIT: 0", "exit code 0", "rc=0"
+_STATUS_ZERO = re.compile(r"^\W*(?:exit(?:[ _]?(?:code|status))?|status|rc|ret(?:urn)?(?: code)?)\s*[:=]?\s*0\W*$", re.I)
 _LINE_CAP = 400
 
 
@@ -211,11 +233,12 @@ class Evidence:
     ``doubt``: for an ``ok``, a line that casts doubt on it (a warning that something it needed was not
     found): enough for an ok, not enough to prove a fix."""
 
-    __slots__ = ("verdict", "reason", "proof", "exit", "doubt")
+    __slots__ = ("verdict", "reason", "proof", "exit", "doubt", "warnings")
 
     def __init__(self, verdict: str, reason: str, proof: list[str] | None = None, exit: int | None = None,
-                 doubt: str | None = None) -> None:
+                 doubt: str | None = None, warnings: list[str] | None = None) -> None:
         self.verdict, self.reason, self.proof, self.exit, self.doubt = verdict, reason, proof or [], exit, doubt
+        self.warnings = warnings or []  # for an ``ok``: the warning lines it printed (a few)
 
     @property
     def ok(self) -> bool:
@@ -258,7 +281,19 @@ def judge(command: str | dict[str, Any], output: str, *, is_error: bool, interru
         return Evidence(FAILED, "exit 0, but the output reports a failure" + (f" (status masked by {sh['mask']})"
                                                                                 if sh.get("mask") else ""),
                         _proof(failures[-PROOF_LINES:] if _summary_last(failures) else failures), 0)
+    ev = _judge_exit_zero(lines, sh)
+    if ev.ok and not sh.get("reader"):
+        ev.warnings = [ln[:PROOF_CHARS] for ln in lines if _WARNING.search(ln[:_LINE_CAP])][:PROOF_LINES]
+    return ev
+
+
+def _judge_exit_zero(lines: list[str], sh: dict[str, Any]) -> Evidence:
+    """An exit status of 0 with no failure line: ok when nothing masks it or the output shows success."""
     doubt = None if sh.get("reader") else next((ln[:PROOF_CHARS] for ln in lines if _DOUBT.search(ln[:_LINE_CAP])), None)
+    if sh.get("status_echo") and not sh.get("reader"):
+        zero = [ln for ln in lines if _STATUS_ZERO.match(ln[:_LINE_CAP])] or [ln for ln in lines[-1:] if ln == "0"]
+        if zero:
+            return Evidence(OK, "the status it printed ($?) is 0", _proof(zero[-1:]), 0, doubt)
     if sh.get("mask") and not sh.get("reader"):
         wins = [ln for ln in lines if _SUCCESS_LINES.search(ln[:_LINE_CAP])]
         if wins:

@@ -36,7 +36,7 @@ ERR_CHARS = 100
 
 # Read-only inspection: never a lesson, never a step (first word, or "git <sub>").
 HEARTBEATS = frozenset(
-    ["ls", "ll", "pwd", "cat", "echo", "printf", "head", "tail", "wc", "grep", "egrep", "rg", "ag", "find", "fd", "which", "type", "whoami", "date", "sleep", "true", "false", "env", "printenv", "readlink", "realpath", "stat", "file", "du", "df", "tree", "less", "more", "ps", "id", "uname", "hostname", "test", "[", "clear", "history", "jq", "sort", "uniq", "cut", "awk", "diff", "cmp", "basename", "dirname", "lsof", "top", "free", "uptime", "nproc"])
+    ["ls", "ll", "pwd", "cat", "echo", "printf", "head", "tail", "wc", "grep", "egrep", "rg", "ag", "find", "fd", "which", "type", "whoami", "date", "sleep", "true", "false", "env", "printenv", "readlink", "realpath", "stat", "file", "du", "df", "tree", "less", "more", "ps", "id", "uname", "hostname", "test", "[", "clear", "history", "jq", "sort", "uniq", "cut", "awk", "diff", "cmp", "basename", "dirname", "lsof", "top", "free", "uptime", "nproc", "wait"])
 GIT_READ = frozenset(["status", "diff", "log", "show", "branch", "remote", "rev-parse", "ls-files", "describe", "blame", "shortlog", "reflog"])
 PREP = frozenset(["cd", "pushd", "popd", "export", "source", ".", "set", "unset", "alias"])
 WRAPPERS = frozenset(["sudo", "nohup", "time", "exec", "command", "nice", "stdbuf"])
@@ -139,6 +139,8 @@ def is_heartbeat(seg: list[str]) -> bool:
     pos = _positional(seg)
     if prog == "git" and (not pos or pos[0] in GIT_READ):
         return True
+    if prog == "kill" and pos and all(w.startswith(("$", "%")) for w in pos):
+        return True  # job control of what the chain started (``cmd & PID=$!; sleep 9; kill $PID``)
     return any(w in ("--version", "--help", "-h", "-V") for w in seg[1:2]) or (len(seg) == 2 and seg[1] == "help")
 
 
@@ -163,7 +165,10 @@ def command_key(seg: list[str]) -> str:
         return f"{prog} {pos[0].rsplit('/', 1)[-1]}" if pos else prog
     if pos and pos[0] in RUN_SUB and len(pos) > 1:
         return f"{prog} {pos[0]} {pos[1]}"
-    return f"{prog} {pos[0]}" if pos and _word(pos[0]) else prog
+    return f"{prog} {pos[0]}" if pos and _word(pos[0]) and pos[0] not in _OPTION_VALUES else prog
+
+
+_OPTION_VALUES = frozenset(["true", "false", "yes", "no", "on", "off"])  # an option's value, no subcommand
 
 
 class Command:

@@ -30,6 +30,7 @@ in ``learning/commands.json`` (sets of session ids: learning the same session tw
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from ..atomic import read_json, write_json_atomic
@@ -99,7 +100,9 @@ def find_fixes(cmds: list[Command], project: str | None = None) -> list[dict[str
             before = pending.get(slot, (0, [], []))[1]
             pending[slot] = (i, [*before, c], [])
             continue
-        if slot in pending and c.key and c.ok and not c.evidence.doubt:
+        if slot in pending and c.key and c.ok and _still_warns(pending[slot][1][-1], c, project):
+            pending[slot] = (i, *pending[slot][1:])  # it still warns about the failure: not over yet
+        elif slot in pending and c.key and c.ok and not c.evidence.doubt:
             at, fails, steps = pending.pop(slot)
             sig = (fails[-1].key or "", error_class(fails[-1].error or ""))
             if i - at <= FIX_WINDOW and sig not in seen and _same_intent(fails[-1], c, steps, project):
@@ -119,6 +122,23 @@ def _same_intent(fail: Command, ok: Command, steps: list[Command], project: str 
     if a and b and not a & b:
         return False
     return bool(steps) or " ".join(ok.raw.split()) != " ".join(fail.raw.split())
+
+
+_PLAIN = frozenset(["warning", "could", "error", "failed", "with", "from", "that", "this", "have", "will", "line",
+                    "file", "users", "home", "not", "found", "unable"])
+
+
+def _still_warns(fail: Command, ok: Command, project: str | None) -> bool:
+    """The success still warns about what the failure was about (two distinctive words of its error line
+    in one warning line; the project's own folder names are no topic): the work is not shown done."""
+    if not ok.evidence.warnings:
+        return False
+    err = _topic(" ".join([fail.error or "", *fail.evidence.proof])) - _topic(project or "")
+    return any(len(err & _topic(w)) >= 2 for w in ok.evidence.warnings)
+
+
+def _topic(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z][a-z0-9]{3,}", text.lower()) if w not in _PLAIN}
 
 
 def _playbook(useful: list[Command], project: str | None) -> dict[str, dict[str, Any]]:
