@@ -219,12 +219,17 @@ def _discard(a: Analyzer, sub: str, rest: list[str], flags: str, via: str, clean
         return  # nothing uncommitted in tracked files: nothing to lose
     if paths is None:
         a.add("ask", "git_destructive", f"{via} discards local changes while switching")
-    elif any(p in (".", "*", ":/", "./", "..", ":/*", "'*'") or p.endswith("/.") for p in paths):
+    elif _whole_tree(paths):
         a.add("deny", "git_destructive", f"{via} discards every uncommitted change in the working tree",
               "Commit or `git stash` first, or restore named files after asking the user.")
     else:
         a.add("ask", "git_destructive", f"{via} discards uncommitted changes under {' '.join(paths)[:80]}",
               "Restore the named files you changed, or `git stash` first.")
+
+
+def _whole_tree(paths: list[str]) -> bool:
+    """A pathspec that names the whole working tree (``.``, ``*``, ``:/``)."""
+    return any(p in (".", "*", ":/", "./", "..", ":/*", "'*'") or p.endswith("/.") for p in paths)
 
 
 def _git_rm(a: Analyzer, rest: list[str], flags: str, via: str, clean: Callable[[], bool]) -> None:
@@ -236,7 +241,7 @@ def _git_rm(a: Analyzer, rest: list[str], flags: str, via: str, clean: Callable[
     paths = _listed_paths(rest) or [x for x in rest[:end] if not x.startswith("-")] + rest[end + 1:]
     if not paths or clean():
         return
-    if any(p in (".", "*", ":/", "./", "..", ":/*", "'*'") or p.endswith("/.") for p in paths):
+    if _whole_tree(paths):
         a.add("deny", "git_destructive", f"{via} deletes every tracked file with its uncommitted changes",
               "Commit or `git stash` first, or remove named files after asking the user.")
     else:
