@@ -57,7 +57,9 @@ def one_line(text: Any, limit: int) -> str:
 
 # Where a kind's objects live (each store has one loader and one remover in sophia.memory.manage).
 # "claude_code": Claude Code's own files, indexed read-only (sophia.memory.claude_code), never ours to change.
-STORES = ("episodes", "rules", "memory", "conversations", "claude_code")
+# "team": the team's files in a repository (<project>/.sophia/team/*.md), indexed read-only
+# (sophia.memory.team_repo): people change them through review.
+STORES = ("episodes", "rules", "memory", "conversations", "claude_code", "team")
 
 
 class Maker:
@@ -96,7 +98,8 @@ class Kind:
         return {"episodes": "episodes/<id>.json", "rules": "semantic_rules.json",
                 "memory": f"memory/{self.plural}.json",
                 "conversations": "memory/conversations/<source>.jsonl",
-                "claude_code": "Claude Code's own files (read only)"}[self.store]
+                "claude_code": "Claude Code's own files (read only)",
+                "team": "<project>/.sophia/team/<id>.md (read only)"}[self.store]
 
     @property
     def added_key(self) -> str:
@@ -279,6 +282,13 @@ def _cc_line(it: Item) -> str:
     return f"- {it.get('id')} {meta.get('path')}: {one_line(it.get('text'), 120)}"
 
 
+def _team_line(it: Item) -> str:
+    meta = it.get("meta") or {}
+    who = f" from {meta['learned_by']}" if meta.get("learned_by") else ""
+    return (f"- {it.get('id')} [team {meta.get('shared_kind') or 'note'}{who}] {one_line(it.get('text'), 120)} "
+            f"({it.get('project')}/{meta.get('file')})")
+
+
 # ---------------------------------------------------------------- builders (s3 apply extraction)
 
 
@@ -352,6 +362,9 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
     Kind("cc_memory", "cc_memory", "claude_code", "cc_",
          "Claude Code's own auto memory and CLAUDE.md files, indexed read-only (never injected: it loads them itself)",
          line=_cc_line, injected=False),
+    Kind("team", "team", "team", "team_",
+         "what the team shares in the repository (<project>/.sophia/team/*.md: s3 team share), indexed read-only",
+         line=_team_line, scoped=True),
 )}
 
 

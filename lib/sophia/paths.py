@@ -159,3 +159,14 @@ TREE_DIRS = ("user_models", "episodes", "agent_results", "logs", "buffers", "mem
 def identity_record_path(home: Path | None = None) -> Path:
     """Where ``s3 refresh-identity`` records which CLAUDE.md it wrote and when."""
     return (home or sophia_home()) / "identity.json"
+
+
+# A project's team memory: one Markdown file per shared item, kept in the repository and reviewed like
+# code (written by ``s3 team share``, sophia.team.repo; indexed read-only by sophia.memory.team_repo;
+# the guardian asks before an agent writes there, sophia.guardian.targets).
+TEAM_FOLDER = ".sophia/team"
+
+
+def team_folder(project: str) -> str:
+    """``<project>/.sophia/team``: where a project's team memory lives."""
+    return os.path.join(project, TEAM_FOLDER)

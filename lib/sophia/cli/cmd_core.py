@@ -102,6 +102,7 @@ def _status_data(home: Path) -> dict[str, Any]:
         "claude_md": identity_staleness(home, sm),
         "installed": inventory(home),
         "claude_code_memory": _claude_code_memory(home),
+        "team_memory": _team_memory(home),
     }
 
 
@@ -115,6 +116,21 @@ def _claude_code_memory(home: Path) -> dict[str, Any]:
     project = project_of(os.getcwd())
     claude_code.refresh_quietly(home, [project] if project else None)
     return claude_code.status(home, project)
+
+
+def _team_memory(home: Path) -> dict[str, Any]:
+    """The team memory kept in repositories (sophia.memory.team_repo): this one's and every project's."""
+    import os
+
+    from .. import paths
+    from ..hooks.project import project_of
+    from ..memory import team_repo
+
+    project = project_of(os.getcwd())
+    team_repo.refresh_quietly(home, [project] if project else None)
+    counts = team_repo.counts(home)
+    return {"project": project, "folder": paths.TEAM_FOLDER, "here": counts.get(project or "", 0),
+            "total": sum(counts.values()), "projects": counts}
 
 
 @app.command()
@@ -210,6 +226,11 @@ def _render_status(data: dict[str, Any]) -> None:
     c.print(f"- Auto memory: {'on' if cc['auto_memory_enabled'] else 'off'} ({cc['why']}); "
             f"{cc['files_indexed']} of its files indexed (memory files and CLAUDE.md, read only; "
             "`s3 recall --type cc_memory`)", markup=False)
+    tm = data["team_memory"]
+    c.print("\n[bold]### Team memory[/bold]")
+    c.print(f"- {tm['here']} items shared in this repository's {tm['folder']}/ ({tm['total']} in "
+            f"{len(tm['projects'])} repositories; read only: edit the files; `s3 list team`, `s3 team suggest`)",
+            markup=False)
     _render_installed(data["installed"])
 
 

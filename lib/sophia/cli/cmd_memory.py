@@ -52,6 +52,12 @@ def list_cmd(
 
     if kind not in kinds.list_words():
         fail(f"unknown kind {kind!r}", code=2, hint=f"one of: {', '.join(kinds.list_words())}")
+    if kind == "team":  # this repository's team folder too, when no hook or recall has seen it yet
+        from .. import paths
+        from ..memory import team_repo
+        from .recall_run import here_projects
+
+        team_repo.refresh_quietly(paths.sophia_home(), here_projects())
     items = list_kind(kind)
     if json_out:
         emit_json(items)
@@ -60,7 +66,7 @@ def list_cmd(
     c.print(f"## {kind.capitalize()}: {len(items)}\n")
     k = kinds.by_plural(kind)
     for it in items:
-        c.print(_other_line(kind, it) if k is None or not isinstance(it, dict) else k.line(it))
+        c.print(_other_line(kind, it) if k is None or not isinstance(it, dict) else k.line(it), markup=False)
 
 
 def _other_line(kind: str, it: object) -> str:

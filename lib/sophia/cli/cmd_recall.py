@@ -119,9 +119,10 @@ def index(
                     prog.update(task, completed=done, total=total, description=label)
 
                 result["rebuild"] = rb.rebuild(home, progress=cb)
-            from ..memory import claude_code
+            from ..memory import claude_code, team_repo
 
             claude_code.refresh_quietly(home)  # Claude Code's own files (read only) into the new index
+            team_repo.refresh_quietly(home)  # and the team's files of the repositories (read only)
         result.update(rb.stats(home))
     except KeyboardInterrupt:
         interrupted(f"rebuild stopped after {seen[0]} of {seen[1]} sources, index.db is unchanged",

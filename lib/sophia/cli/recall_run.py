@@ -52,9 +52,11 @@ def run_recall(query: str | None, *, limit: int = 10, types: list[str] | None = 
         pending = semantic.start(query, max(semantic.SEMANTIC_K, limit), home, types)
     from .. import paths
     from ..index.db import connect_for_read
+    from ..memory import team_repo
     from ..memory.claude_code import refresh_quietly
 
     refresh_quietly(home or paths.sophia_home())  # Claude Code's own files, when they changed
+    team_repo.refresh_quietly(home or paths.sophia_home(), here_projects())  # the team's files in the repository
     out = out or sys.stdout
     problem = _bad_arguments(query, queries, limit, types, as_of, known_at)
     if explain and queries is not None:
@@ -78,6 +80,16 @@ def run_recall(query: str | None, *, limit: int = 10, types: list[str] | None = 
     finally:
         if conn is not None:
             conn.close()
+
+
+def here_projects() -> list[str]:
+    """The project of the current folder (its team memory is refreshed before a recall)."""
+    import os
+
+    from ..hooks.project import project_of
+
+    project = project_of(os.getcwd())
+    return [project] if project else []
 
 
 def _bad_arguments(query: str | None, queries: Path | None, limit: int, types: list[str] | None,

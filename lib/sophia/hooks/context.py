@@ -21,9 +21,10 @@ HOOK_TEXT_CAP = 9500  # Claude Code caps hook strings at 10,000 characters
 __all__ = ["HOOK_TEXT_CAP", "ago", "episode_lines", "fit", "memory_items", "one_line", "overlap", "read_json_quiet",
            "render_items", "stems", "strength", "tokens"]
 
-# What an injection says, kind by kind: lessons first (rules, procedures), then what is known, raw
-# sessions and conversations last.
-KIND_ORDER = ("rule", "procedure", "causal", "foresight", "fact", "profile", "scene", "episode", "memcell", "turn")
+# What an injection says, kind by kind: what the team shares in the repository (reviewed by people), then
+# lessons (rules, procedures), then what is known, raw sessions and conversations last.
+KIND_ORDER = ("team", "rule", "procedure", "causal", "foresight", "fact", "profile", "scene", "episode", "memcell",
+              "turn")
 # By relevance (``strength``, 0 at the gate, 1 for a perfect match) the budget grows at three levels:
 # - an item's first line says POINTER_CHARS characters after its id and kind (a weak match: a pointer
 #   the model can follow with `s3 recall`) up to TEXT_CHARS (a strong one); a lesson or an episode
@@ -157,6 +158,10 @@ def _episode_card(it: dict[str, Any]) -> dict[str, Any]:
 def item_bits(it: dict[str, Any], now: datetime) -> str:
     """What a line says about an item besides its id and text: kind, age, an episode's outcome."""
     kind = str(it.get("type") or "memory")
+    if kind == "team":  # the team's, from the repository: what it is and who learned it
+        meta = _meta(it)
+        who = f"from {meta['learned_by']}" if meta.get("learned_by") else "from the team"
+        return f"team {meta.get('shared_kind') or 'note'}, {who}"
     if kind == "episode":  # when it ended
         when = ago(it.get("timestamp") or it.get("event_time"), now)
         return ", ".join(b for b in ("episode", when, str(_meta(it).get("outcome") or "")) if b)
@@ -178,7 +183,7 @@ def item_lines(it: dict[str, Any], n: int, now: datetime, bits: str | None = Non
     return [one_line(f"{head}: {text}", len(head) + 2 + room)]
 
 
-LESSONS = frozenset({"procedure", "rule", "causal"})
+LESSONS = frozenset({"procedure", "rule", "causal", "team"})
 _CODE = re.compile(r"`[^`]+`")
 _AFTER = re.compile(r"\s*\((?:after|then|once|before)\b.*\)\s*$")
 SQUEEZE_MIN = 10  # characters a shortened quoted part keeps

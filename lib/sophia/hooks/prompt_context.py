@@ -159,6 +159,17 @@ def too_short(prompt: str) -> bool:
     return len(s) + sum(1 for c in s if "\u2e80" <= c <= "\ud7af") < MIN_PROMPT_CHARS
 
 
+def refresh_team(home: Path, project: str | None) -> None:
+    """The project's team memory (``<project>/.sophia/team``, :mod:`sophia.memory.team_repo`): when one
+    ``stat`` says its folder changed (a pull), it is re-indexed now, so this very prompt recalls it."""
+    try:
+        from sophia.memory import team_repo
+
+        team_repo.refresh_if_changed(home, project)
+    except Exception as exc:  # noqa: BLE001 - a lock held too long, an unreadable index: recall goes on
+        log(f"prompt_context: team memory not refreshed: {type(exc).__name__}: {exc}", home)
+
+
 def choose(home: Path, ctx: dict[str, Any], prompt: str, project: str | None, session_id: str | None,
            shown: Collection[str] | None = None) -> list[dict[str, Any]]:
     """What the hook injects for this prompt (``ctx``: the config's ``context`` table): recall, then the
@@ -169,6 +180,7 @@ def choose(home: Path, ctx: dict[str, Any], prompt: str, project: str | None, se
     if shown is None:
         shown = shown_record.load(home, safe_session(session_id))
     query = prompt.strip()[:QUERY_CHARS]
+    refresh_team(home, project)
     # the items already shown come back too: ask for more (at most twice as many) so new ones still fill max_items
     limit = max_items * 4 + min(len(shown), max_items * 4)
     items, _source = recall_items(home, query, project, limit, context_types(ctx))

@@ -17,8 +17,9 @@ not shown here. The ids shown start the session's record of what its context hol
 (:mod:`sophia.hooks.shown`), whatever the ``source`` (startup, resume, clear, compact).
 
 Claude Code's own memory (``cc_memory``) is never part of it; when its files changed, a detached refresh
-re-indexes them. Reads only small files: the capped episode index (1000 entries), the few episode files
-shown, the rules, ``memory/foresight.json``, the self model, the user model.
+re-indexes them, and so does one the project's team memory (``<project>/.sophia/team``) when its folder
+changed. Reads only small files: the capped episode index (1000 entries), the few episode files shown,
+the rules, ``memory/foresight.json``, the self model, the user model.
 """
 
 from __future__ import annotations
@@ -253,8 +254,10 @@ def main() -> None:
         emit_context("SessionStart", text)
     source = str(payload.get("source") or "startup")[:20]
     shown.start(home, safe_session(payload.get("session_id")), f"SessionStart:{source}", shown.ids_in(text))
+    project = project_of(cwd)
     if cfg["context"]["session_start_enabled"]:
-        refresh_claude_memory(home, project_of(cwd))
+        refresh_claude_memory(home, project)
+    refresh_team_memory(home, project)
 
 
 def refresh_claude_memory(home: Path, project: str | None) -> int | None:
@@ -263,6 +266,14 @@ def refresh_claude_memory(home: Path, project: str | None) -> int | None:
     from sophia.memory import claude_code
 
     return claude_code.start_refresh(home, project) if claude_code.stale_for(home, project) else None
+
+
+def refresh_team_memory(home: Path, project: str | None) -> int | None:
+    """The project's team memory (``<project>/.sophia/team``) is re-indexed, detached, when one ``stat``
+    of its folder says it changed since the last refresh (the prompt hook would do it at the first prompt)."""
+    from sophia.memory import team_repo
+
+    return team_repo.start_refresh(home, project) if project and team_repo.changed(home, project) else None
 
 
 def cli() -> None:

@@ -429,13 +429,17 @@ _BOOT = ("import sys, runpy; sys.path.insert(0, sys.argv[1]); m = sys.argv[2]; d
 
 def start_refresh(home: Path, project: str | None) -> int | None:
     """Start ``python -I -S -m sophia.memory.claude_code`` detached (its own session, no output) without
-    waiting; returns its pid (None when it could not start). ``os.posix_spawn``: no subprocess import."""
+    waiting; returns its pid (None when it could not start)."""
+    return spawn(__name__, ["--home", str(home), *(["--project", project] if project else [])], home)
+
+
+def spawn(module: str, args: list[str], home: Path) -> int | None:
+    """Run ``python -I -S -m MODULE ARGS`` detached (its own session, no output) without waiting; its pid,
+    None when it could not start. ``os.posix_spawn``: no subprocess import on a hook's path."""
     import sys
 
     lib = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    argv = [sys.executable, "-I", "-S", "-c", _BOOT, lib, __name__, "--home", str(home)]
-    if project:
-        argv += ["--project", project]
+    argv = [sys.executable, "-I", "-S", "-c", _BOOT, lib, module, *args]
     env = {k: v for k, v in os.environ.items() if k != "SOPHIA_HOOK_GUARD"}
     env["SOPHIA_HOME"] = str(home)
     devnull = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)]

@@ -111,10 +111,25 @@ def _refuse_claude_code(mid: str, h: Path, kind: kinds.Kind | None) -> Removed |
                    "(Claude Code's /memory); the index follows")
 
 
+def _refuse_team(mid: str, h: Path, kind: kinds.Kind | None) -> Removed | None:
+    if kind is None or kind.store != "team":
+        return None
+    from ..index import db
+
+    conn = db.read_only(h, 1.0)
+    row = conn.execute("SELECT source FROM items WHERE id = ?", (mid,)).fetchone() if conn is not None else None
+    if conn is not None:
+        conn.close()
+    if row is None:
+        return None
+    raise BadInput(f"{mid} is team memory kept in the repository ({row[0]}): delete or edit that file and "
+                   "commit it (the team reviews it); the index follows")
+
+
 # store (sophia.kinds.STORES) -> its remover
 REMOVERS: dict[str, Callable[[str, Path, kinds.Kind | None], Removed | None]] = {
     "rules": _remove_rule, "episodes": _remove_episode, "memory": _remove_memory_item,
-    "conversations": _remove_ingested, "claude_code": _refuse_claude_code,
+    "conversations": _remove_ingested, "claude_code": _refuse_claude_code, "team": _refuse_team,
 }
 
 
@@ -259,6 +274,12 @@ def _list_claude_code(kind: kinds.Kind, h: Path) -> list[Any]:
     return claude_code.items(h)
 
 
+def _list_team(kind: kinds.Kind, h: Path) -> list[Any]:
+    from . import team_repo
+
+    return team_repo.items(h)
+
+
 # store (sophia.kinds.STORES) -> its loader
 LOADERS: dict[str, Callable[[kinds.Kind, Path], list[Any]]] = {
     "rules": lambda kind, h: rules.load_rules(h),
@@ -266,4 +287,5 @@ LOADERS: dict[str, Callable[[kinds.Kind, Path], list[Any]]] = {
     "memory": _list_memory,
     "conversations": lambda kind, h: [],
     "claude_code": _list_claude_code,
+    "team": _list_team,
 }

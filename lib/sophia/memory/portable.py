@@ -4,8 +4,9 @@ a JSON export merged back.
 What travels: every kind of the registry (:mod:`sophia.kinds`) the kit keeps itself, as stored:
 whole episode files, the semantic rules, each ``memory/<stem>.json`` (the extracted kinds, and any other
 stem found there) and the ingested conversations (``memory/conversations/<source>.jsonl``). Not Claude
-Code's own memory (``cc_memory``: its files are Claude Code's), nor the self model, config, logs or index
-(derived: the import indexes what it adds).
+Code's own memory (``cc_memory``: its files are Claude Code's), nor a repository's team memory (``team``: its
+files travel with the repository), nor the self model, config, logs or index (derived: the import indexes
+what it adds).
 
 JSON (:data:`FORMAT`): one file a program reads back. Markdown: a folder a person reads and versions,
 one file per kind, each item under its id. :func:`import_file` merges a JSON export: same ids, nothing
