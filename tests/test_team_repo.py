@@ -112,6 +112,69 @@ def team_hits(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [r for r in results if r["type"] == "team"]
 
 
+def test_the_issue_bars_with_two_clones_of_one_bare_repository(team: tuple[Mate, Mate]) -> None:
+    a, b = team
+    rid = learn(a, RULE)
+    out = a.s3("team", "init", "--repo", "--share", rid).stdout
+    assert "wrote .sophia/team/" in out
+    shared = a.clone / ".sophia" / "team" / f"{rid}.md"
+    front, body = team_repo.parse(shared.read_text())
+    assert front["id"] == rid and front["kind"] == "rule" and front["trigger"] == "testing"
+    assert front["learned_by"] == "Alice" and front["confidence"] == "0.8" and body.strip() == RULE
+    a.git("add", ".sophia/team")
+    a.git("commit", "-qm", "team: the quokka test rule")
+    a.git("push", "-q", "origin", "main")
+
+    # B pulls: the real prompt hook (no s3 command ran in B since) re-indexes the folder and injects it
+    b.git("pull", "-q", "--ff-only")
+    injected = b.prompt(PROMPT, "b-1")
+    assert "make itest" in injected and "team rule, from Alice" in injected, injected
+    hits = team_hits(b.recall("quokka integration tests"))
+    assert len(hits) == 1 and "`make itest`, never" in hits[0]["text"]
+    assert hits[0]["project"] == str(b.clone) and hits[0]["meta"]["learned_by"] == "Alice"
+    assert hits[0]["meta"]["file"] == f".sophia/team/{rid}.md"
+    tid = hits[0]["id"]
+
+    # B edits the file, pushes; A pulls: the same item, the new text, in recall and in A's prompt context.
+    # A's record is fresh first (stamps older than the racy window), so only the pull can move it: git
+    # replaces the file it updates, and the hook's one stat of the folder sees that.
+    age(shared, shared.parent)
+    a.s3("list", "team")
+    assert not team_repo.changed(a.sophia, str(a.clone))
+    shared_b = b.clone / ".sophia" / "team" / f"{rid}.md"
+    shared_b.write_text(shared_b.read_text().replace(RULE, EDITED))
+    b.git("commit", "-qam", "team: itest-all")
+    b.git("push", "-q", "origin", "main")
+    a.git("pull", "-q", "--ff-only")
+    assert team_repo.changed(a.sophia, str(a.clone))
+    injected = a.prompt(PROMPT, "a-1")
+    assert "make itest-all" in injected and "team rule, from Alice" in injected, injected
+    hits = team_hits(a.recall("quokka integration tests"))
+    assert [h["text"] for h in hits] == [f"testing: {EDITED}"]
+
+    # B removes it upstream; A pulls: forgotten by the prompt hook and by recall
+    b.git("rm", "-q", f".sophia/team/{rid}.md")
+    b.git("commit", "-qm", "team: drop the rule")
+    b.git("push", "-q", "origin", "main")
+    a.git("pull", "-q", "--ff-only")
+    assert "team rule" not in a.prompt(PROMPT, "a-2")
+    assert team_hits(a.recall("quokka integration tests")) == []
+    assert json.loads(a.s3("list", "team", "--json").stdout) == []
+    assert team_hits(b.recall("quokka integration tests", "--type", "team")) == []  # B's own clone, too
+    assert tid not in b.s3("list", "team").stdout
+
+    # a planted secret is refused at share time: nothing is written
+    rules = json.loads((a.sophia / "semantic_rules.json").read_text())
+    rules.append({"id": "rule_planted00001", "trigger_concept": "deploy", "source": "manual", "confidence": 0.9,
+                  "rule_content": "deploy with the key AKIAIOSFODNN7REALKEY then restart", "source_episodes": [],
+                  "created_at": "2026-01-02T03:04:05Z", "validation_count": 0, "last_validated": None})
+    (a.sophia / "semantic_rules.json").write_text(json.dumps(rules))
+    before = sorted(p.name for p in (a.clone / ".sophia" / "team").iterdir())
+    r = a.s3("team", "share", rid, "rule_planted00001", ok=False)
+    assert r.returncode == 1 and "looks like a secret" in r.stderr and "nothing was written" in r.stderr
+    assert sorted(p.name for p in (a.clone / ".sophia" / "team").iterdir()) == before
+
+
 # ---------------------------------------------------------------- the file format
 
 
@@ -237,6 +300,70 @@ def test_session_start_refreshes_detached_when_the_folder_changed(team: tuple[Ma
 
 
 # ---------------------------------------------------------------- share, suggest, forget, status
+
+
+def test_share_refuses_what_is_not_this_projects_and_keeps_a_teammates_edit(team: tuple[Mate, Mate],
+                                                                          tmp_path: Path) -> None:
+    a, _ = team
+    rid = learn(a, RULE)
+    facts = {"items": [
+        {"id": "fact_other00001", "type": "fact", "text": "the other repo deploys on Fridays",
+         "project": str(tmp_path / "elsewhere"), "timestamp": "2026-01-01T00:00:00Z", "meta": {}},
+        {"id": "fact_mine000001", "type": "fact", "text": "the user prefers tabs", "project": None,
+         "timestamp": "2026-01-01T00:00:00Z", "meta": {}}]}
+    (a.sophia / "memory").mkdir(exist_ok=True)
+    (a.sophia / "memory" / "facts.json").write_text(json.dumps(facts))
+    for iid, why in (("fact_other00001", "belongs to"), ("fact_mine000001", "about you"),
+                     ("ep_12345678", "only rules, procedures"), ("rule_nothere", "no rule with id")):
+        r = a.s3("team", "share", iid, ok=False)
+        assert r.returncode == 2 and why in r.stderr, (iid, r.stderr)
+    assert not (a.clone / ".sophia").exists()
+    assert json.loads(a.s3("team", "share", rid, "--json").stdout)["shared"][0]["status"] == "written"
+    assert json.loads(a.s3("team", "share", rid, "--json").stdout)["shared"][0]["status"] == "unchanged"
+    f = a.clone / ".sophia" / "team" / f"{rid}.md"
+    f.write_text(f.read_text().replace("`make itest`", "`make itest -j4`"))
+    r = a.s3("team", "share", rid)
+    assert "kept the repository's version" in r.stdout and "--replace" in r.stderr and "-j4" in f.read_text()
+    a.s3("team", "share", rid, "--replace")
+    assert "-j4" not in f.read_text()
+    tid = team_hits(a.recall("quokka integration tests"))[0]["id"]
+    r = a.s3("forget", tid, ok=False)
+    assert r.returncode == 2 and f".sophia/team/{rid}.md" in r.stderr and "commit" in r.stderr
+    outside = tmp_path / "not-a-repo"
+    outside.mkdir()
+    r = subprocess.run([sys.executable, "-m", "sophia.cli.entry", "team", "share", rid], cwd=outside, env=a.env,
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "not in a git repository" in r.stderr
+
+
+def _procedure(project: Path, iid: str, text: str, successes: int, failures: int, sessions: int) -> dict[str, Any]:
+    from sophia.learning.procedures import confidence, status
+
+    return {"id": iid, "type": "procedure", "text": text, "project": str(project), "timestamp": "2026-02-01T00:00:00Z",
+            "source_ids": ["ep_1"], "meta": {
+                "category": "playbook", "learner": "zero_token", "successes": successes, "failures": failures,
+                "sessions": sessions, "confidence": confidence(successes, failures),
+                "status": status(successes, failures),
+                "evidence": [{"session": "0123456789ab", "calls": {"ok": "t1"}, "proof": ["12 passed in 3.1s"],
+                              "at": "2026-02-01T00:00:00Z"}]}}
+
+
+def test_suggest_lists_what_is_sure_and_proven_more_than_once(team: tuple[Mate, Mate]) -> None:
+    a, _ = team
+    procs = [_procedure(a.clone, "proc_proven0001", "project playbook (test): `make itest`", 4, 0, 3),
+             _procedure(a.clone, "proc_onceonly01", "project playbook (build): `make build`", 1, 0, 1),
+             _procedure(a.clone, "proc_flaky00001", "project playbook (lint): `make lint`", 2, 2, 2)]
+    (a.sophia / "memory").mkdir(exist_ok=True)
+    (a.sophia / "memory" / "procedures.json").write_text(json.dumps({"items": procs}))
+    doc = json.loads(a.s3("team", "suggest", "--json").stdout)
+    assert [s["id"] for s in doc["suggestions"]] == ["proc_proven0001"]
+    assert doc["suggestions"][0]["confidence"] == 0.83 and doc["suggestions"][0]["uses"] == 4
+    a.s3("team", "share", "proc_proven0001")
+    front, body = team_repo.parse((a.clone / ".sophia" / "team" / "proc_proven0001.md").read_text())
+    assert front["category"] == "playbook" and body.strip() == "project playbook (test): `make itest`"
+    assert front["evidence"] == ["2026-02-01 session 01234567: 12 passed in 3.1s", "worked in 4 of 4 runs"]
+    assert json.loads(a.s3("team", "suggest", "--json").stdout)["suggestions"] == []  # shared now
+    assert a.s3("team", "share", "proc_flaky00001", ok=False).returncode == 2  # demoted: not shared
 
 
 def test_status_counts_the_repositorys_items(team: tuple[Mate, Mate]) -> None:

@@ -1,4 +1,6 @@
-"""s3 team init|status|push|pull|leave: team and multi-machine memory through PostgreSQL + pgvector."""
+"""s3 team: team memory. In the repository (``init --repo``, ``share``, ``suggest``: one Markdown file per
+item under ``<project>/.sophia/team/``, reviewed like code) and through PostgreSQL + pgvector (``init URL``,
+``status``, ``push``, ``pull``, ``sync``, ``leave``)."""
 
 from __future__ import annotations
 
@@ -14,8 +16,8 @@ from .output import USAGE, emit_json, fail
 
 team_app = typer.Typer(
     name="team",
-    help="Team and multi-machine memory: a shared replica in PostgreSQL with pgvector "
-         "(local files stay the source of truth).",
+    help="Team memory: chosen items kept in the repository (.sophia/team/, reviewed like code), or a "
+         "shared replica in PostgreSQL with pgvector (local files stay the source of truth).",
     no_args_is_help=True,
 )
 app.add_typer(team_app, name="team")
@@ -96,7 +98,11 @@ def _join(conn: Any, team: str, url: str) -> list[str]:
 
 @team_app.command("init")
 def init(
-    url: Annotated[str, typer.Argument(help="postgresql://USER@HOST[:PORT]/DB, without a password.")],
+    url: Annotated[str | None, typer.Argument(help="postgresql://USER@HOST[:PORT]/DB, without a password.")] = None,
+    repo: Annotated[bool, typer.Option(
+        "--repo", help="Keep team memory in this repository instead: create .sophia/team/ (no server).")] = False,
+    share_ids: Annotated[list[str] | None, typer.Option(
+        "--share", metavar="ID", help="With --repo: also share this item (repeatable; see `s3 team suggest`).")] = None,
     team: Annotated[str, typer.Option("--team", help="The team's name (its rows are isolated from other teams).")] = "default",
     password_stdin: Annotated[bool, typer.Option(
         "--password-stdin", help="Read the password from stdin and keep it in <home>/team/password (0600).")] = False,
@@ -106,11 +112,18 @@ def init(
         "--private", metavar="PROJECT", help="Never share anything of this project (repeatable).")] = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Connect this machine to a team database: create or upgrade its schema, join the team."""
+    """Connect this machine to a team database (create or upgrade its schema, join the team), or with
+    --repo keep team memory in this repository's .sophia/team/ folder."""
     import socket
 
     from ..team import config, db
 
+    if repo:
+        _init_repo(url, share_ids or [], json_out)
+        return
+    if url is None or share_ids:
+        fail("give a database URL (postgresql://USER@HOST/DB), or --repo" + (" with --share" if share_ids else ""),
+             USAGE, hint="`s3 team init --repo` keeps team memory in this repository, no server needed")
     home = _home()
     try:
         config.check_url(url)
@@ -272,3 +285,98 @@ def team_recall(query: str, *, limit: int, types: list[str] | None, project: str
     if note:
         typer.echo(f"s3: {note}", err=True)
     _print_text(query, results, sys.stdout)
+
+
+# ---------------------------------------------------------------- team memory in the repository
+
+
+def _repository() -> str:
+    """The git work tree the current folder is in (its .sophia/team/ holds the team memory)."""
+    from .. import paths
+    from ..hooks.project import git_root
+
+    root = git_root(os.getcwd())
+    if root is None:
+        fail(f"{os.getcwd()} is not in a git repository", USAGE,
+             hint=f"team memory lives in a repository's {paths.TEAM_FOLDER}/ folder: run this inside one")
+    return str(root)
+
+
+def _shared(home: Path, project: str, ids: list[str], replace: bool) -> list[dict[str, Any]]:
+    from ..team import collect, repo
+
+    try:
+        return repo.share(home, project, ids, repo.who(project), replace=replace)
+    except collect.SecretRefused as exc:
+        fail(str(exc))
+
+
+def _echo_shared(done: list[dict[str, Any]]) -> None:
+    words = {"written": "wrote", "unchanged": "unchanged", "kept": "kept the repository's version of"}
+    for d in done:
+        typer.echo(f"{words[d['status']]} {d['file']} ({d['kind']} {d['id']})")
+    if any(d["status"] == "kept" for d in done):
+        typer.echo("s3: a kept file says something else (a teammate's edit, or the item changed since): "
+                   "`--replace` writes yours", err=True)
+    if any(d["status"] == "written" for d in done):
+        typer.echo("Review and commit them like code (`git add .sophia/team && git commit`); teammates get them "
+                   "with the next pull.")
+
+
+def _init_repo(url: str | None, ids: list[str], json_out: bool) -> None:
+    from ..team import repo
+
+    if url is not None:
+        fail("give a database URL or --repo, not both", USAGE)
+    project = _repository()
+    home = _home()
+    doc: dict[str, Any] = repo.init_repo(project)
+    doc["shared"] = _shared(home, project, ids, False) if ids else []
+    doc["suggestions"] = len(repo.suggest(home, project)["suggestions"]) if home.is_dir() else 0
+    if json_out:
+        emit_json(doc)
+        return
+    typer.echo(f"{'Created' if doc['created'] else 'Found'} {doc['folder']}/ in {project}.")
+    _echo_shared(doc["shared"])
+    typer.echo(f"{doc['suggestions']} items are worth sharing: `s3 team suggest`, then `s3 team share ID...`.")
+
+
+@team_app.command("share")
+def share(
+    ids: Annotated[list[str], typer.Argument(metavar="ID...", help="Rules, procedures or facts to share.")],
+    replace: Annotated[bool, typer.Option(
+        "--replace", help="Overwrite a file that says something else (a teammate's edit is lost).")] = False,
+    json_out: JsonOpt = False,
+) -> None:
+    """Write the chosen items of this project into the repository's .sophia/team/ (one Markdown file each;
+    refused whole if any looks like a secret). Review and commit them like code."""
+    project = _repository()
+    home = _home()
+    done = _shared(home, project, ids, replace)
+    if json_out:
+        emit_json({"project": project, "shared": done})
+        return
+    _echo_shared(done)
+
+
+@team_app.command("suggest")
+def suggest(
+    limit: Annotated[int, typer.Option("--limit", min=1, max=500, help="At most this many.")] = 20,
+    json_out: JsonOpt = False,
+) -> None:
+    """List what is worth sharing into this repository: sure, proven more than once, not shared yet."""
+    from ..team import repo
+
+    project = _repository()
+    doc = repo.suggest(_home(), project, limit)
+    if json_out:
+        emit_json(doc)
+        return
+    if not doc["suggestions"]:
+        typer.echo(f"Nothing new worth sharing ({doc['already_shared']} items already in .sophia/team/).")
+        return
+    for c in doc["suggestions"]:
+        where = " (global)" if c["global"] else ""
+        typer.echo(f"- {c['id']} {c['kind']}{where}, confidence {c['confidence']:.2f}, proven {c['uses']}x: "
+                   f"{c['text']}")
+    typer.echo(f"Share the ones you choose: `s3 team share ID...` ({doc['already_shared']} already shared).")

@@ -118,11 +118,17 @@ def shared_rows(rows: list[dict[str, Any]], cfg: dict[str, Any]) -> list[dict[st
     return out
 
 
+def looks_secret(text: str) -> bool:
+    """The scanner every team share goes through (the Postgres sync, the repository's team folder): the
+    redactor (``sophia.redact``) would change something in ``text``."""
+    return redact(text) != text
+
+
 def refuse_secrets(rows: list[dict[str, Any]]) -> None:
     """Raise SecretRefused naming the first row whose text looks like a secret (nothing is uploaded)."""
     for r in rows:
         blob = r["text"] + "\n" + json.dumps(r["body"], ensure_ascii=False, default=str)
-        if redact(blob) != blob:
+        if looks_secret(blob):
             raise SecretRefused(
                 f"upload refused: {r['kind']} {r['id']} holds what looks like a secret; nothing was uploaded "
                 "(remove the secret with `s3 forget`/an edit, or list its project in team.private_projects)")
