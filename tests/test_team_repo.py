@@ -174,6 +174,16 @@ def test_the_issue_bars_with_two_clones_of_one_bare_repository(team: tuple[Mate,
     assert r.returncode == 1 and "looks like a secret" in r.stderr and "nothing was written" in r.stderr
     assert sorted(p.name for p in (a.clone / ".sophia" / "team").iterdir()) == before
 
+    # an agent's Write into the folder is asked (the real guardian hook); its twin elsewhere is not
+    def guard(path: str) -> str:
+        out = b.hook("guardian_tier1.sh", {"session_id": "b-1", "cwd": str(b.clone), "hook_event_name": "PreToolUse",
+                                           "tool_name": "Write", "tool_input": {"file_path": path, "content": "x\n"},
+                                           "tool_use_id": "t1"})
+        return json.loads(out)["hookSpecificOutput"]["permissionDecision"] if out.strip() else "allow"
+
+    assert guard(str(b.clone / ".sophia" / "team" / "rule_mine.md")) == "ask"
+    assert guard(str(b.clone / "docs" / "team" / "rule_mine.md")) == "allow"
+
 
 # ---------------------------------------------------------------- the file format
 

@@ -643,6 +643,7 @@ cases.append({"tool_name": "Edit", "tool_input": {"file_path": f"{P}/config/app.
 add_scripts(bash, tool, cases.append)  # issue 28, classes 5-7: tests/guardian/cases_scripts.py
 __import__("cases_remote").add(bash)  # issue 28: remote data loss, disks and volumes (tests/guardian/cases_remote.py)
 __import__("cases_hidden_git").add(bash, tool)  # issue 28, classes 2 and 3 (hidden commands, all of git)
+__import__("cases_team").add(bash, tool, cases.append)  # issue 31: the repository's team memory (cases_team.py)
 
 OUT.write_text("".join(json.dumps(c) + "\n" for c in cases))
 print(f"wrote {len(cases)} cases to {OUT}")

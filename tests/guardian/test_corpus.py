@@ -48,7 +48,8 @@ def test_corpus_is_large_and_well_formed() -> None:
                 "chmod_chown", "curl_pipe", "git_destructive", "sql_destructive", "sensitive_write",
                 "sensitive_write_tool", "secret_exfil", "kill_all", "history_clear", "crontab", "grey",
                 "scripts", "harmless_scripts", "key_read", "harmless_key_read", "temp_home", "harmless_temp_home",
-                "false_stop", "remote_delete", "harmless_remote", "disk_volume", "harmless_disk"):
+                "false_stop", "remote_delete", "harmless_remote", "disk_volume", "harmless_disk", "team_memory",
+                "harmless_team_memory"):
         assert fam in cats, fam
     for c in cases:
         assert c["expect"] in ("deny", "ask", "allow")

@@ -36,6 +36,14 @@ INSTEAD_DELETE = "Delete only specific paths inside the project or a temp dir, o
 _BROAD_GLOB = frozenset({"*", ".*", "*.*", ".[!.]*", "..?*", "**", "{*,.*}", ".??*", "[!.]*", "*/", UNKNOWN})
 
 
+def _team_delete(a: Analyzer, path: str, via: str) -> bool:
+    """Deleting or moving away a repository's team memory (or the folder holding it) asks; True when it did."""
+    if not targets.team_memory(a.ctx, targets.known_prefix(path)[0], holding=True):
+        return False
+    a.add("ask", rules_self.TEAM_RULE, f"{via} removes {path}, the team's shared memory", rules_self.TEAM_INSTEAD)
+    return True
+
+
 def judge_delete(a: Analyzer, target: str, recursive: bool, via: str, filtered: bool = False,
                  tested: bool = False) -> None:
     """Judge deleting ``target`` (a word's value). ``filtered``: only matching entries (find -name);
@@ -50,6 +58,8 @@ def judge_delete(a: Analyzer, target: str, recursive: bool, via: str, filtered: 
         if recursive:
             a.add("ask", "rm_recursive", f"`{via}` deletes {target} but the current directory is unknown",
                   "Use an absolute path inside the project.")
+        return
+    if _team_delete(a, path, f"`{via}`"):
         return
     kind, prefix, contents = _delete_zone(a, path)
     if (contents or filtered or tested) and kind in ("temp_root", "project", "temp"):
@@ -364,9 +374,10 @@ def judge_write(a: Analyzer, target: str, via: str, copy: bool = False, existing
     if targets.zone(a.ctx, path).kind == "kit":
         a.add(level, rules_self.RULE, f"{via} {why}", rules_self.INSTEAD)
         return
-    rule = "disk" if "disk device" in why else "sensitive_write"
-    instead = ("Never write to disk devices; use an image file." if rule == "disk"
-               else "Tell the user what to change and let them do it.")
+    team = targets.team_memory(a.ctx, path)
+    rule = "disk" if "disk device" in why else rules_self.TEAM_RULE if team else "sensitive_write"
+    instead = {"disk": "Never write to disk devices; use an image file.", rules_self.TEAM_RULE: rules_self.TEAM_INSTEAD
+               }.get(rule, "Tell the user what to change and let them do it.")
     a.add(level, rule, f"{via} {why}", instead)
 
 
@@ -441,7 +452,7 @@ def _backup_beside(a: Analyzer, src: str, dest: str) -> bool:
 def _move_away(a: Analyzer, src: str, via: str) -> None:
     """``mv`` takes ``src`` away from where it is: judged like deleting it."""
     p = targets.resolve(a.ctx, src)
-    if p is None:
+    if p is None or _team_delete(a, p, via):
         return
     kind, _prefix, contents = _delete_zone(a, p)  # a narrow glob (``proj/tools-*``) moves entries inside
     if kind in ("root", "home", "home_sensitive", "kit") or (

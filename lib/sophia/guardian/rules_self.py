@@ -33,6 +33,11 @@ _SETS_DISABLE = LazyRe(r"disableAllHooks\W{0,3}\s*[:=]\s*\W{0,3}\s*true", re.I)
 _CONFIG_WRITES = frozenset({"set", "add", "remove", "rm", "unset"})
 _PLUGIN_OFF = frozenset({"uninstall", "remove", "rm", "disable"})
 _KIT_NAMES = ("sophia",)  # the plugin is sophia-system3
+# A repository's team memory (<repo>/.sophia/team, targets.team_memory): its writes, deletes and
+# `s3 team share` ask, in every rule family that sees one.
+TEAM_RULE = "team_memory"
+TEAM_INSTEAD = ("Team memory is changed by people, through review: tell the user what to add, change or "
+                "remove (they share an item with `s3 team share ID` or edit its file).")
 
 
 def deny(a: Analyzer, what: str) -> None:
@@ -67,6 +72,9 @@ def s3(a: Analyzer, call: Call) -> None:
         deny(a, f"`{call.show()}` uninstalls the Sophia kit and its guardian")
     elif call.args[:2] == ["guardian", "allow-once"]:
         deny(a, f"`{call.show()}` would let a call the guardian stopped through; only the user may grant that")
+    elif call.args[:2] == ["team", "share"] or (call.args[:2] == ["team", "init"] and "--repo" in call.args):
+        a.add("ask", TEAM_RULE, f"`{call.show()}` writes into the repository's team memory: the user's command",
+              TEAM_INSTEAD)
 
 
 def uninstall_script(a: Analyzer, call: Call) -> None:

@@ -349,6 +349,18 @@ def system_write_denied(path: str) -> bool:
     return any(_under(path, p) for p in SYSTEM_WRITE_DENY)
 
 
+def team_memory(ctx: Ctx, path: str, holding: bool = False) -> bool:
+    """``path`` lies in a repository's team memory (``<repo>/.sophia/team``, ``paths.TEAM_FOLDER``), which
+    people change through review; the kit's own state home (``~/.sophia/team`` keeps a team database's
+    settings) is not one. ``holding``: also a folder of the project that holds its team memory (a delete
+    of ``.sophia``)."""
+    marker = "/" + paths.TEAM_FOLDER
+    if path.endswith(marker) or marker + "/" in path:
+        return not any(sh and _under(path, sh) for sh in {ctx.sophia_home, ctx.home + "/.sophia"})
+    return bool(holding and ctx.project and path != ctx.project and path.startswith(ctx.project + "/")
+                and _under(ctx.project + marker, path))
+
+
 def write_level(ctx: Ctx, path: str | None, existing: bool = False) -> tuple[str, str] | None:
     """(level, why) for writing/replacing ``path``; None if harmless. ``existing``: the file is there."""
     if path is None:
@@ -356,10 +368,9 @@ def write_level(ctx: Ctx, path: str | None, existing: bool = False) -> tuple[str
     if path.startswith("/dev/"):
         return _device_write(path)
     z = zone(ctx, path)
-    if z.kind == "kit":
-        return ("deny", f"modifies the Sophia kit's own hooks or config ({path})")
-    if z.kind == "home_sensitive":
-        return ("deny", f"modifies {path}, a credential, shell start-up or settings file")
+    guarded = _guarded_write(ctx, z.kind, path)
+    if guarded:
+        return guarded
     if z.kind in ("project", "temp", "project_git") or z.kind.startswith("project"):
         if ctx.project and _rel_grey_project(ctx, path):
             return ("ask", f"changes the project's Claude Code settings ({path}), which can disable hooks")
@@ -375,6 +386,17 @@ def write_level(ctx: Ctx, path: str | None, existing: bool = False) -> tuple[str
         return ("ask", f"changes {path}, which configures your tools")
     if rel is not None and rel not in HOME_BIN and _rel_matches(rel, HOME_BIN):
         return _own_file_write(path, rel, existing, program=_rel_matches(rel, (HOME_PROGRAMS,)))
+    return None
+
+
+def _guarded_write(ctx: Ctx, kind: str, path: str) -> tuple[str, str] | None:
+    """Places guarded wherever they lie: the kit, credentials and start-up files, the team's memory."""
+    if kind == "kit":
+        return ("deny", f"modifies the Sophia kit's own hooks or config ({path})")
+    if kind == "home_sensitive":
+        return ("deny", f"modifies {path}, a credential, shell start-up or settings file")
+    if team_memory(ctx, path):
+        return ("ask", f"writes into the team's shared memory ({path}), which people change through review")
     return None
 
 
