@@ -376,9 +376,20 @@ def test_suggest_lists_what_is_sure_and_proven_more_than_once(team: tuple[Mate, 
     assert a.s3("team", "share", "proc_flaky00001", ok=False).returncode == 2  # demoted: not shared
 
 
-def test_status_counts_the_repositorys_items(team: tuple[Mate, Mate]) -> None:
+def test_status_counts_and_the_viewer_shows_the_origin(team: tuple[Mate, Mate]) -> None:
     a, _ = team
     _item(a.clone, "rule_a.md", "the dingo API is versioned in its path")
     doc = json.loads(a.s3("status", "--json").stdout)["team_memory"]
     assert doc["here"] == 1 and doc["project"] == str(a.clone) and doc["folder"] == ".sophia/team"
     assert "1 items shared in this repository's .sophia/team/" in a.s3("status").stdout
+    from starlette.testclient import TestClient
+
+    from sophia.ui.app import build
+
+    app = build(a.sophia, "t" * 43, frozenset({"testserver"}))
+    with TestClient(app) as client:
+        client.cookies.set("s3ui", "t" * 43)
+        page = client.get("/team")
+    assert page.status_code == 200
+    assert str(a.clone) in page.text and "from Dana" in page.text and ".sophia/team/rule_a.md" in page.text
+    assert "the dingo API is versioned in its path" in page.text

@@ -28,8 +28,8 @@ sync_api = pytest.importorskip("playwright.sync_api", reason="browser tests: pla
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 PAGES = [("Overview", "overview"), ("Episodes", "episodes"), ("Rules", "rules"), ("Facts & foresight", "facts"),
-         ("Profile", "profile"), ("Scenes", "scenes"), ("Conflicts", "conflicts"), ("Digest queue", "digests"),
-         ("Guardian", "guardian")]
+         ("Profile", "profile"), ("Scenes", "scenes"), ("Conflicts", "conflicts"), ("Team", "team"),
+         ("Digest queue", "digests"), ("Guardian", "guardian")]
 MAIN = {"overview", "search", "episode", "rules", "facts", "digests", "guardian"}  # the README shows these
 
 

@@ -39,7 +39,7 @@ def csrf_of(page: str) -> str:
     return m.group(1)
 
 
-PAGES = ["/", "/episodes", "/rules", "/facts", "/profile", "/scenes", "/conflicts", "/digests", "/guardian"]
+PAGES = ["/", "/episodes", "/rules", "/facts", "/profile", "/scenes", "/conflicts", "/team", "/digests", "/guardian"]
 
 
 def test_every_page_answers_with_the_cookie(server: Server, state: dict[str, Any]) -> None:

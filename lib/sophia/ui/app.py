@@ -27,8 +27,8 @@ from .security import Guard, csrf_for
 
 HERE = Path(__file__).parent
 NAV = (("/", "Overview"), ("/episodes", "Episodes"), ("/rules", "Rules"), ("/facts", "Facts & foresight"),
-       ("/profile", "Profile"), ("/scenes", "Scenes"), ("/conflicts", "Conflicts"), ("/digests", "Digest queue"),
-       ("/guardian", "Guardian"))
+       ("/profile", "Profile"), ("/scenes", "Scenes"), ("/conflicts", "Conflicts"), ("/team", "Team"),
+       ("/digests", "Digest queue"), ("/guardian", "Guardian"))
 # where to go back to after forgetting a memory of a kind
 BACK = {"episode": "/episodes", "rule": "/rules", "fact": "/facts", "foresight": "/facts", "profile": "/profile",
         "scene": "/scenes"}
@@ -104,6 +104,9 @@ class Pages:
 
     def scenes(self, request: Request) -> Response:
         return self.render(request, "scenes.html", scenes=data.listed(self.home, "scenes"))
+
+    def team(self, request: Request) -> Response:
+        return self.render(request, "team.html", groups=data.team(self.home))
 
     def conflicts(self, request: Request) -> Response:
         return self.render(request, "conflicts.html", conflicts=data.listed(self.home, "conflicts"))
@@ -232,7 +235,8 @@ def build(home: Path, token: str, hosts: frozenset[str]) -> Guard:
         Route("/rules", p.rules), Route("/rules/{rid}/edit", p.edit_rule_form, methods=["GET"]),
         Route("/rules/{rid}/edit", p.edit_rule, methods=["POST"]),
         Route("/facts", p.facts), Route("/profile", p.profile), Route("/scenes", p.scenes),
-        Route("/conflicts", p.conflicts), Route("/digests", p.digests), Route("/guardian", p.guardian),
+        Route("/conflicts", p.conflicts), Route("/team", p.team), Route("/digests", p.digests),
+        Route("/guardian", p.guardian),
         Route("/forget/{mid:path}", p.confirm_forget, methods=["GET"]),
         Route("/forget/{mid:path}", p.forget, methods=["POST"]),
         Route("/digests/{jid}/{act}", p.confirm_job, methods=["GET"]),

@@ -208,6 +208,17 @@ def listed(home: Path, word: str) -> list[Any]:
     return list_kind(word, home)
 
 
+def team(home: Path) -> list[dict[str, Any]]:
+    """The team memory of the repositories the kit has seen (``<project>/.sophia/team``, read from the
+    files): one group per project, its items with their origin (file, who learned them and when)."""
+    from ..memory import team_repo
+
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for it in team_repo.items(home):
+        groups.setdefault(str(it["project"]), []).append(it)
+    return [{"project": p, "items": its} for p, its in sorted(groups.items())]
+
+
 def windows(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Each item's validity window (for charts.windows): valid_from/valid_until, else event time."""
     out = []
