@@ -273,6 +273,9 @@ def test_the_hooks_look_at_the_folder_the_cli_at_every_file(sophia_home: Path, t
     p.parent.rmdir()
     team_repo.refresh_if_changed(sophia_home, str(project))
     assert _indexed(sophia_home) == {} and team_repo.counts(sophia_home) == {}
+    # a payload's cwd with a NUL in it is no project (os.stat raises ValueError, not OSError)
+    assert not team_repo.changed(sophia_home, f"{project}\x00x")
+    assert not team_repo.refresh_if_changed(sophia_home, f"{project}\x00x")
 
 
 def test_a_change_in_the_same_clock_tick_is_looked_at_again(sophia_home: Path, tmp_path: Path) -> None:

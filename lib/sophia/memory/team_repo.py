@@ -215,7 +215,7 @@ def _mtime_iso(path: str) -> str | None:
 def _stamp(path: str) -> list[int] | None:
     try:
         st = os.stat(path)
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a NUL in a path a payload gave
         return None
     return [st.st_mtime_ns, st.st_ino, st.st_size]
 
@@ -226,7 +226,7 @@ def team_files(project: str) -> list[str]:
         with os.scandir(paths.team_folder(project)) as it:
             names = sorted(e.name for e in it if e.name.endswith(".md") and e.name != README
                            and not e.name.startswith(".") and e.is_file())
-    except OSError:
+    except (OSError, ValueError):
         return []
     return names[:MAX_FILES]
 
