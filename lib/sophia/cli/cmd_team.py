@@ -34,7 +34,8 @@ def _cfg(home: Path) -> dict[str, Any]:
 
     cfg = config.load(home)
     if cfg is None:
-        fail("team sync is not configured", USAGE, hint="run `s3 team init postgresql://USER@HOST/DB --team NAME`")
+        fail("team sync is not configured", USAGE, hint="run `s3 team init postgresql://USER@HOST/DB --team NAME`; "
+             "the team memory kept in this repository (`s3 team init --repo`) needs none: `s3 status` counts it")
     return cfg
 
 
