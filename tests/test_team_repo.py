@@ -221,6 +221,30 @@ def test_a_file_is_one_item_redacted_with_its_origin(tmp_path: Path) -> None:
     assert "confidence" not in it["meta"]  # 2 is no confidence
 
 
+def test_only_the_repositorys_own_files_are_read(tmp_path: Path) -> None:
+    """A link in a cloned repository never makes the kit read (and inject) a file from elsewhere."""
+    elsewhere = tmp_path / "private"
+    elsewhere.mkdir()
+    (elsewhere / "notes.md").write_text("my bank PIN hint is the cat's birthday\n")
+    project = tmp_path / "proj"
+    folder = project / ".sophia" / "team"
+    folder.mkdir(parents=True)
+    (folder / "rule_ok.md").write_text("---\nkind: rule\n---\nthe repository's own rule\n")
+    (folder / "rule_link.md").symlink_to(elsewhere / "notes.md")
+    os.mkfifo(folder / "rule_fifo.md")  # would block a plain open()
+    texts = [it["text"] for it in team_repo.items(tmp_path / "nohome", [str(project)])]
+    assert texts == ["the repository's own rule"]
+    assert team_repo.file_item(str(folder / "rule_link.md"), str(project)) is None
+    # the whole folder a link out of the repository: nothing of it is read
+    other = tmp_path / "other"
+    (other / ".sophia").mkdir(parents=True)
+    (other / ".sophia" / "team").symlink_to(elsewhere)
+    assert team_repo.team_files(str(other)) == [] and team_repo.items(tmp_path / "nohome", [str(other)]) == []
+    # a project reached through a link of its own is still itself
+    (tmp_path / "alias").symlink_to(project)
+    assert team_repo.team_files(str(tmp_path / "alias")) == ["rule_ok.md"]
+
+
 # ---------------------------------------------------------------- refresh
 
 
@@ -347,6 +371,14 @@ def test_share_refuses_what_is_not_this_projects_and_keeps_a_teammates_edit(team
     r = subprocess.run([sys.executable, "-m", "sophia.cli.entry", "team", "share", rid], cwd=outside, env=a.env,
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "not in a git repository" in r.stderr
+    # a folder that is a link out of the repository is neither written nor read
+    f.unlink()
+    (a.clone / ".sophia" / "team").rename(tmp_path / "notes")
+    (a.clone / ".sophia" / "team").symlink_to(tmp_path / "notes")
+    for cmd in (("team", "share", rid), ("team", "init", "--repo")):
+        r = a.s3(*cmd, ok=False)
+        assert r.returncode == 2 and "a link out of the repository" in r.stderr, (cmd, r.stderr)
+    assert not (tmp_path / "notes" / f"{rid}.md").exists()
 
 
 def _procedure(project: Path, iid: str, text: str, successes: int, failures: int, sessions: int) -> dict[str, Any]:

@@ -149,11 +149,24 @@ def item_id(path: str) -> str:
 
 
 def _read(path: str) -> str | None:
+    """A regular file's first MAX_BYTES (None for a symlink, a FIFO or a device: a repository's file,
+    never what a link in it points to elsewhere)."""
+    import stat
+
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
+        fd = os.open(path, flags)
+    except (OSError, ValueError):
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with open(fd, encoding="utf-8", errors="replace", closefd=False) as fh:
             return fh.read(MAX_BYTES)
     except OSError:
         return None
+    finally:
+        os.close(fd)
 
 
 def _text_list(value: Any) -> list[str]:
@@ -220,12 +233,22 @@ def _stamp(path: str) -> list[int] | None:
     return [st.st_mtime_ns, st.st_ino, st.st_size]
 
 
+def own_folder(project: str) -> bool:
+    """Whether ``<project>/.sophia/team`` is the repository's own folder, not a link out of it (to a
+    folder of notes elsewhere: what is there is no team memory of this repository and is not read)."""
+    real = os.path.realpath(paths.team_folder(project))
+    return real == os.path.join(os.path.realpath(project), paths.TEAM_FOLDER)
+
+
 def team_files(project: str) -> list[str]:
-    """The folder's item files (``*.md`` but its README), sorted, at most MAX_FILES."""
+    """The folder's item files (``*.md`` but its README; regular files, not symlinks), sorted, at most
+    MAX_FILES."""
     try:
+        if not own_folder(project):
+            return []
         with os.scandir(paths.team_folder(project)) as it:
             names = sorted(e.name for e in it if e.name.endswith(".md") and e.name != README
-                           and not e.name.startswith(".") and e.is_file())
+                           and not e.name.startswith(".") and e.is_file(follow_symlinks=False))
     except (OSError, ValueError):
         return []
     return names[:MAX_FILES]

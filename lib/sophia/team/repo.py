@@ -233,6 +233,9 @@ def share(home: Path, project: str, ids: list[str], by: str, replace: bool = Fal
 def make_folder(project: str) -> bool:
     """Create ``<project>/.sophia/team/`` (readable by all, as a checkout makes it); True when it was not there."""
     folder = paths.team_folder(project)
+    if os.path.lexists(folder) and not team_repo.own_folder(project):
+        raise BadInput(f"{paths.TEAM_FOLDER} in {project} is a link out of the repository: team memory is "
+                       "written only into the repository's own folder (no team item of it is read either)")
     if os.path.isdir(folder):
         return False
     for d in (os.path.dirname(folder), folder):
