@@ -302,6 +302,17 @@ def test_the_hooks_look_at_the_folder_the_cli_at_every_file(sophia_home: Path, t
     assert not team_repo.refresh_if_changed(sophia_home, f"{project}\x00x")
 
 
+def test_the_kits_own_state_home_is_no_team_folder(tmp_path: Path) -> None:
+    """A session in the home folder (no repository): ``~/.sophia/team`` keeps a team database's settings."""
+    home = tmp_path / ".sophia"
+    (home / "team").mkdir(parents=True)
+    (home / "team" / "notes.md").write_text("---\nkind: rule\n---\nnot a team item\n")
+    for project in (str(tmp_path), f"{tmp_path}/"):
+        assert not team_repo.changed(home, project)
+        assert team_repo.refresh(home, project) == {"changed": False, "indexed": 0, "removed": 0}
+        assert team_repo.items(home, [project]) == [] and team_repo.counts(home) == {}
+
+
 def test_a_change_in_the_same_clock_tick_is_looked_at_again(sophia_home: Path, tmp_path: Path) -> None:
     """A stamp newer than RACY_NS may hide a later change made in the same tick: it is not trusted."""
     sophia_home.mkdir(parents=True)
@@ -371,6 +382,10 @@ def test_share_refuses_what_is_not_this_projects_and_keeps_a_teammates_edit(team
     r = subprocess.run([sys.executable, "-m", "sophia.cli.entry", "team", "share", rid], cwd=outside, env=a.env,
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "not in a git repository" in r.stderr
+    git(a.home, "init", "-q")  # a home folder kept in git (dotfiles): its .sophia is the kit's state
+    r = subprocess.run([sys.executable, "-m", "sophia.cli.entry", "team", "share", rid], cwd=a.home, env=a.env,
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "the kit's own state home" in r.stderr and not (a.sophia / "team" / f"{rid}.md").exists()
     # a folder that is a link out of the repository is neither written nor read
     f.unlink()
     (a.clone / ".sophia" / "team").rename(tmp_path / "notes")

@@ -300,6 +300,11 @@ def _repository() -> str:
     if root is None:
         fail(f"{os.getcwd()} is not in a git repository", USAGE,
              hint=f"team memory lives in a repository's {paths.TEAM_FOLDER}/ folder: run this inside one")
+    from ..memory import team_repo
+
+    if team_repo.kit_home(_home(), str(root)):
+        fail(f"{root}/.sophia is the kit's own state home, not a place for team memory", USAGE,
+             hint="share from a project's repository")
     return str(root)
 
 

@@ -285,10 +285,16 @@ def _racy(stamps: list[list[int] | None]) -> bool:
     return time.time_ns() - newest < RACY_NS
 
 
+def kit_home(home: Path | str, project: str) -> bool:
+    """Whether ``<project>/.sophia`` is the kit's own state home (a session in ``~``, outside any
+    repository): its ``team/`` keeps a team database's settings, no team memory."""
+    return os.path.normpath(paths.team_folder(project)) == os.path.normpath(os.path.join(home, "team"))
+
+
 def changed(home: Path | str, project: str | None) -> bool:
     """Whether the project's team folder may have changed since its last refresh: one ``stat`` of the
     folder and one of index.db, and the small state file (the prompt hook asks on every prompt)."""
-    if not project:
+    if not project or kit_home(home, project):
         return False
     folder = _stamp(paths.team_folder(project))
     rec = read_state(home).get("projects", {}).get(project)
@@ -318,6 +324,8 @@ def refresh(home: Path, project: str, force: bool = False, timeout: float = 30.0
     from ..locking import locked
     from ..timeutil import iso
 
+    if kit_home(home, project):
+        return {"changed": False, "indexed": 0, "removed": 0}
     rec = None if force else _current(home, project)
     if rec is not None:
         return {"changed": False, "indexed": int(rec.get("count") or 0), "removed": 0}
@@ -376,7 +384,7 @@ def refresh_if_changed(home: Path, project: str | None, timeout: float = 2.0) ->
 def projects(home: Path, extra: list[str] | None = None) -> list[str]:
     """The projects whose team folders were indexed, plus ``extra`` (those with a team folder)."""
     known = list(read_state(home).get("projects", {}))
-    known += [p for p in extra or [] if p and os.path.isdir(paths.team_folder(p))]
+    known += [p for p in extra or [] if p and os.path.isdir(paths.team_folder(p)) and not kit_home(home, p)]
     return sorted(set(known))
 
 
