@@ -58,7 +58,7 @@ install_python() {
   "$VENV/bin/pip" install -q --upgrade pip >/dev/null 2>&1 || true
   "$VENV/bin/pip" install -q "$TORCH_SPEC" 2>&1 | grep -v '^WARNING: Location' || true
   "$VENV/bin/pip" install -q -e ".[dev,embeddings,team]" 2>&1 | grep -v '^WARNING: Location' || true
-  "$VENV/bin/python" -c 'import pydantic, typer, pytest, jsonschema, hypothesis, Stemmer' || die "python dependencies failed to install"
+  "$VENV/bin/python" -c 'import pydantic, typer, pytest, jsonschema, hypothesis, Stemmer, mcp' || die "python dependencies failed to install"
   echo "$want" > "$stamp"
 }
 

@@ -34,6 +34,7 @@ def _register() -> None:
         cmd_embed,
         cmd_guardian,
         cmd_learning,
+        cmd_mcp,
         cmd_memory,
         cmd_portable,
         cmd_recall,

@@ -24,24 +24,62 @@ class UnknownMemory(BadInput):
     """An id that names no memory (bad input: exit code 2, cli/output.py)."""
 
 
-def learn(insight: str, domain: str | None = None, confidence: float = 0.8,
-          home: Path | None = None) -> dict[str, Any]:
-    """Add a manual SemanticRule (merged with a near-duplicate if there is one), under the lock."""
+def _existing_home(home: Path | None) -> Path:
     h = home or paths.sophia_home()
     if not h.is_dir():
         raise SophiaError(f"{h} does not exist: run `s3 init` first")
+    return h
+
+
+def learn(insight: str, domain: str | None = None, confidence: float = 0.8,
+          home: Path | None = None, project: str | None = None) -> dict[str, Any]:
+    """Add a manual SemanticRule (merged with a near-duplicate if there is one), under the lock.
+    ``project``: the rule is that project's (never injected into another's); None: a general one."""
+    h = _existing_home(home)
     rules.check_rule_text(insight.strip(), (domain or "").strip())  # before any work on a huge text
     text = redact(insight.strip())
     if not text:
         raise BadInput("the insight is empty")
     trigger = redact((domain or "").strip()) or guess_domain(text)
     with rules.update_rules(h) as rs:
-        status, rule = rules.add_or_merge(rs, trigger=trigger, content=text, confidence=confidence,
+        same = [r for r in rs if (r.get("project") or None) == (project or None)]
+        status, rule = rules.add_or_merge(same, trigger=trigger, content=text, confidence=confidence,
                                           source="manual", source_episodes=[], digest=None)
+        if status == "added":
+            if project:
+                rule["project"] = project
+            rs.append(rule)
         rule = dict(rule)
         total = len(rs)
     indexing.upsert([indexing.rule_item(rule)], h)
     return {"status": status, "rule": rule, "total_rules": total}
+
+
+def remember_fact(fact: str, project: str | None = None, home: Path | None = None) -> dict[str, Any]:
+    """Add a fact the user or an agent states (``memory/facts.json``), redacted, under the store's lock;
+    a near-duplicate of a fact of the same project is kept once (its time refreshed). Capped like a rule."""
+    from .text import content_id, near_duplicate
+
+    h = _existing_home(home)
+    rules.check_rule_text(fact.strip(), "")
+    text = redact(fact.strip())
+    if not text:
+        raise BadInput("the fact is empty")
+    stamp = iso()
+    with update_items("facts", h) as items:
+        same = next((i for i in items if (i.get("project") or None) == (project or None)
+                     and near_duplicate(str(i.get("text") or ""), text)), None)
+        if same is not None:
+            same["timestamp"] = stamp
+            status, item = "merged", dict(same)
+        else:
+            item = kinds.make_item(content_id("fact_", text, project or ""), "fact", text, project=project,
+                                   timestamp=stamp, event_time=stamp, temporality="historical",
+                                   meta={"source": "manual"})
+            items.append(item)
+            status = "added"
+    indexing.upsert([kinds.index_view(item)], h)
+    return {"status": status, "fact": item}
 
 
 def _drop_links(obj: dict[str, Any], mid: str) -> bool:
