@@ -215,5 +215,30 @@ def load(path: Any, only: str = "") -> tuple[dict[str, Any], list[str]]:
     return check(raw, only)
 
 
-if __name__ == "__main__":  # python -m sophia.config_defaults > lib/sophia/templates/config.json
-    print(json.dumps(defaults(), indent=2))
+def parse_value(s: Setting, text: str) -> Any:
+    """What ``s3 config set KEY TEXT`` means: JSON (``true``, ``3``, ``0.25``, ``["a"]``), except that a key
+    taking a string takes the text as it is. The result is checked by :func:`check`, not here."""
+    if s.kind in ("choice", "str", "name"):
+        return text
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return text
+
+
+def readme_table() -> str:
+    """The README's settings table (``tests/test_config.py`` holds the README equal to it)."""
+    rows = ["| key | default | accepts | what it does |", "|---|---|---|---|"]
+    for s in SETTINGS:
+        accepts = ", ".join(f"`{c}`" for c in s.allowed) if s.kind == "choice" else s.describe()
+        rows.append(f"| `{s.key}` | `{json.dumps(s.default)}` | {accepts} | {s.doc} |")
+    return "\n".join(rows) + "\n"
+
+
+if __name__ == "__main__":  # python -m sophia.config_defaults [--readme] > lib/sophia/templates/config.json
+    import sys
+
+    if sys.argv[1:] == ["--readme"]:
+        print(readme_table(), end="")
+    else:
+        print(json.dumps(defaults(), indent=2))

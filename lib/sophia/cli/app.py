@@ -29,6 +29,7 @@ def _register() -> None:
     from . import (  # noqa: F401
         cmd_apply,
         cmd_bench,
+        cmd_config,
         cmd_core,
         cmd_digest,
         cmd_embed,
