@@ -399,6 +399,28 @@ step_settings() {
   fi
 }
 
+# Step: our MCP server (`s3 mcp`, started by the kit's hooks/lib/mcp_server.sh) in ~/.claude.json for a user
+# install, in the project's .mcp.json with --project: the entry `claude mcp add` writes; nothing else changes.
+step_mcp() {
+  MCP_COMMAND=$KIT_DIR/hooks/lib/mcp_server.sh MCP_CREATED=0 MCP_DONE=''
+  if [[ -n $PROJECT_DIR ]]; then MCP_FILE=$PROJECT_DIR/.mcp.json; else MCP_FILE=$HOME/.claude.json; fi
+  local -a args=(add --file "$MCP_FILE" --command "$MCP_COMMAND")
+  [[ $DRY_RUN == 1 ]] && args+=(--dry-run)
+  local out changed skipped
+  if ! out=$(helper mcp_config "${args[@]}"); then
+    warn "the MCP server was not registered in $MCP_FILE (see above); \`s3 mcp\` still works by hand"
+    return 0
+  fi
+  IFS=$'\t' read -r changed MCP_CREATED skipped < <("$BASE_PY" -I -S -c 'import json,sys; d=json.loads(sys.argv[1])
+print(d["changed"], int(d["created"]), d["skipped"], sep="\t")' "$out")
+  if [[ -n $skipped ]]; then
+    warn "$skipped"
+    return 0
+  fi
+  MCP_DONE=$MCP_FILE
+  if [[ $changed == True ]]; then say "MCP server sophia-memory registered in $MCP_FILE"; else say "MCP server already registered in $MCP_FILE"; fi
+}
+
 # Step: record what was installed.
 step_manifest() {
   [[ $DRY_RUN == 1 ]] && return 0
@@ -409,6 +431,7 @@ step_manifest() {
     --kit "$KIT_DIR" --venv "$VENV_DIR" --venv-python "$VENV_PY" --venv-created "$VENV_CREATED" --settings-created "$SETTINGS_CREATED")
   [[ -n $LAUNCHER_DONE ]] && args+=(--launcher "$LAUNCHER_DONE")
   [[ -n $SETTINGS_BACKUP ]] && args+=(--backup "$SETTINGS_BACKUP")
+  [[ -n ${MCP_DONE:-} ]] && args+=(--mcp-file "$MCP_DONE" --mcp-command "$MCP_COMMAND" --mcp-created "$MCP_CREATED")
   local x
   for x in "${HOOK_COMMANDS[@]}"; do args+=(--command "$x"); done
   for x in "${NEW_FILES[@]}"; do args+=(--file "$x"); done
@@ -481,6 +504,7 @@ summary() {
   info "venv:       $VENV_DIR"
   info "hooks:      $KIT_DIR/hooks (registered in $SETTINGS)"
   info "skills:     ${#NEW_DIRS[@]} in $CLAUDE_DIR/skills; agents: ${#NEW_FILES[@]} in $CLAUDE_DIR/agents"
+  [[ -n ${MCP_DONE:-} ]] && info "MCP server: sophia-memory (s3 mcp) in $MCP_DONE"
   info "CLI:        ${LAUNCHER_DONE:-$S3_BIN}"
   info "manifest:   $MANIFEST (s3 uninstall or ./uninstall.sh removes exactly this)"
   info "learning:   $(helper learning describe --config "$SOPHIA_HOME/config.json")"
@@ -521,6 +545,7 @@ main() {
   step_launcher
   step_skills_agents
   step_settings
+  step_mcp
   step_manifest
   step_init
   step_learning

@@ -38,6 +38,19 @@ def frontmatter(path: Path) -> tuple[dict[str, str], str]:
     return fields, body
 
 
+# the memory's read-only MCP tools (a settings install's name and the plugin's); never remember or forget
+MCP_READ = re.compile(r"mcp__(plugin_sophia-system3_)?sophia-memory__(search|get|timeline)")
+
+
+def test_the_recall_skill_and_memory_agent_may_use_the_read_only_mcp_tools() -> None:
+    for path, key in ((ROOT / "skills" / "s3-recall" / "SKILL.md", "allowed-tools"),
+                      (ROOT / "agents" / "s3-memory.md", "tools")):
+        fm, body = frontmatter(path)
+        mcp = [t.strip() for t in fm[key].split(",") if t.strip().startswith("mcp__")]
+        assert len(mcp) == 6 and all(MCP_READ.fullmatch(t) for t in mcp), mcp
+        assert "`search`" in body and "`get`" in body
+
+
 @pytest.mark.parametrize("name", SKILLS)
 def test_skill_frontmatter(name: str) -> None:
     fm, body = frontmatter(ROOT / "skills" / name / "SKILL.md")
@@ -45,7 +58,7 @@ def test_skill_frontmatter(name: str) -> None:
     assert 40 < len(fm["description"]) < 1024
     assert re.search(r"\b[Uu]se (when|it when|before)\b", fm["description"]), "description must say when"
     assert "argument-hint" in fm
-    tools = [t.strip() for t in fm["allowed-tools"].split(",")]
+    tools = [t.strip() for t in fm["allowed-tools"].split(",") if not MCP_READ.fullmatch(t.strip())]
     assert tools and all(re.fullmatch(r"Bash\(s3 [a-z-]+:\*\)", t) for t in tools), tools
     allowed = {re.fullmatch(r"Bash\(s3 ([a-z-]+):\*\)", t).group(1) for t in tools}  # type: ignore[union-attr]
     assert allowed <= S3_COMMANDS
@@ -63,7 +76,7 @@ def test_agent_frontmatter(name: str) -> None:
     assert fm["name"] == name and KEBAB.match(name)
     assert len(fm["description"]) < 1024
     assert fm["description"].count("<example>") >= 2 and "</example>" in fm["description"]
-    tools = [t.strip() for t in fm["tools"].split(",")]
+    tools = [t.strip() for t in fm["tools"].split(",") if not MCP_READ.fullmatch(t.strip())]
     assert set(tools) <= {"Bash", "Read", "Write"}, tools  # least privilege: no Edit, no web, no Glob
     assert fm["model"] == AGENTS[name]
     assert f'"agent_type": "{name}"' in body and "agent_results/{task_id}.json" in body

@@ -104,6 +104,39 @@ same_json() {
   [ "$output" = ok ]
 }
 
+@test "the MCP server: in ~/.claude.json as claude mcp add writes it, the user's keys kept, out again on uninstall" {
+  printf '{"numStartups": 3, "mcpServers": {"theirs": {"type": "stdio", "command": "/bin/true", "args": [], "env": {}}}}\n' >"$HOME/.claude.json"
+  cp "$HOME/.claude.json" "$BATS_TEST_TMPDIR/claude.orig.json"
+  run "$SRC/install.sh" --yes --no-embeddings
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  run jq -r '.mcpServers["sophia-memory"] | [.type, .command, (.args|length)] | @tsv' "$HOME/.claude.json"
+  [ "$output" = "stdio	$HOME/.sophia/kit/hooks/lib/mcp_server.sh	0" ]
+  [ -x "$HOME/.sophia/kit/hooks/lib/mcp_server.sh" ]
+  [ "$(jq -r '.numStartups, .mcpServers.theirs.command' "$HOME/.claude.json" | tr '\n' ' ')" = "3 /bin/true " ]
+  # the launcher starts the venv's s3 mcp: an initialize request gets the server's answer
+  run bash -c "printf '%s\n' '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}' | timeout 60 '$HOME/.sophia/kit/hooks/lib/mcp_server.sh'"
+  [[ $output == *'"name":"sophia-memory"'* ]] || { echo "$output"; false; }
+  "$SRC/install.sh" --yes --no-embeddings >/dev/null
+  [ "$(jq '.mcpServers | length' "$HOME/.claude.json")" -eq 2 ]
+  run "$SRC/uninstall.sh" --yes
+  [ "$status" -eq 0 ]
+  same_json "$HOME/.claude.json" "$BATS_TEST_TMPDIR/claude.orig.json"
+}
+
+@test "the MCP server file the install created goes with it; --project writes the project's .mcp.json" {
+  "$SRC/install.sh" --yes --no-embeddings >/dev/null
+  [ "$(jq -r '.mcpServers | keys[]' "$HOME/.claude.json")" = sophia-memory ]
+  local proj=$BATS_TEST_TMPDIR/proj
+  mkdir -p "$proj"
+  "$SRC/install.sh" --yes --no-embeddings --project "$proj" >/dev/null
+  [ "$(jq -r '.mcpServers["sophia-memory"].command' "$proj/.mcp.json")" = "$HOME/.sophia/kit/hooks/lib/mcp_server.sh" ]
+  "$SRC/uninstall.sh" --yes --project "$proj" >/dev/null
+  [ ! -e "$proj/.mcp.json" ]
+  [ -f "$HOME/.claude.json" ]
+  "$SRC/uninstall.sh" --yes >/dev/null
+  [ ! -e "$HOME/.claude.json" ]
+}
+
 @test "install: each registered command runs as Claude Code would (sh -c, JSON on stdin) and exits 0" {
   "$SRC/install.sh" --yes --no-embeddings >/dev/null
   while IFS=$'\t' read -r ev matcher cmd; do

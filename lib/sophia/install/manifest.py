@@ -10,6 +10,8 @@ Standard library only and self-contained (run as ``python -I -S manifest.py``). 
                   "hook_commands": [...], "files": [...], "dirs": [...], "settings_backups": [...],
                   "created_dirs": ["~/.claude/skills", ...],
                   "claude_md": {"path": ".../CLAUDE.md", "existed": true, "mode": 420, "sha256": "..."},
+                  "mcp": {"file": "~/.claude.json", "name": "sophia-memory", "command": ".../mcp_server.sh",
+                          "created": false},
                   "installed_at": "...Z"}]}
 
 ``created_dirs`` are the folders the first install had to create (the launcher's folder and its
@@ -129,11 +131,21 @@ def record(data: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
         "settings_backups": backups,
         "created_dirs": _union((old or {}).get("created_dirs"), args.created_dir),
         "claude_md": (old or {}).get("claude_md") or _claude_md_snapshot(args.claude_dir),
+        "mcp": _mcp(old, args),
         "installed_at": old.get("installed_at", now) if old else now,
         "updated_at": now,
     }
     data["targets"] = [t for t in data["targets"] if t is not old] + [target]
     return data
+
+
+def _mcp(old: dict[str, Any] | None, args: argparse.Namespace) -> dict[str, Any] | None:
+    """Our MCP server's entry (file, name, command) and whether the first install created that file."""
+    if not args.mcp_file:
+        return (old or {}).get("mcp")
+    before = (old or {}).get("mcp") or {}
+    created = bool(before.get("created")) if before.get("file") == args.mcp_file else args.mcp_created == "1"
+    return {"file": args.mcp_file, "name": "sophia-memory", "command": args.mcp_command, "created": created}
 
 
 def lines_for(data: dict[str, Any], targets: list[dict[str, Any]], all_targets: bool) -> list[str]:
@@ -183,6 +195,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--backup", action="append")
     p.add_argument("--created-dir", action="append", help="a folder the install created for this target")
     p.add_argument("--created-shared-dir", action="append", help="a folder the install created for all targets")
+    p.add_argument("--mcp-file", default="", help="the file our MCP server entry was written to")
+    p.add_argument("--mcp-command", default="")
+    p.add_argument("--mcp-created", choices=["0", "1"], default="0", help="1 when the install created that file")
     args = p.parse_args(argv)
     path = Path(args.manifest)
     try:

@@ -26,7 +26,7 @@ if not __package__:  # run as a script: find the package beside this file
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from sophia import paths  # noqa: E402
-from sophia.install import claude_md, manifest, settings_merge  # noqa: E402
+from sophia.install import claude_md, manifest, mcp_config, settings_merge  # noqa: E402
 
 PROG = "uninstall.sh"
 LAUNCHER_TAG = "# sophia-system3 launcher"
@@ -133,6 +133,25 @@ def _settings(report: Report, target: dict[str, Any], kit: str) -> None:
                    f"hooks kept{'; old file backed up to ' + res['backup'] if res['backup'] else ''}")
 
 
+def _mcp(report: Report, target: dict[str, Any]) -> None:
+    """Our MCP server's entry, when it is still the one the install wrote (its file goes when the install
+    created it and nothing else is in it)."""
+    rec = target.get("mcp") or {}
+    if not rec.get("file") or not rec.get("command"):
+        return
+    path = Path(rec["file"])
+    try:
+        res = mcp_config.remove(path, rec.get("name") or mcp_config.NAME, rec["command"],
+                                delete_if_empty=bool(rec.get("created")), dry_run=report.dry_run)
+    except (mcp_config.ConfigError, OSError) as exc:
+        report.warn(f"left {path} as it is ({exc}); remove the sophia-memory MCP server by hand")
+        return
+    if res["deleted"]:
+        report.act("delete", str(path), "it held only our MCP server; the install created it")
+    elif res["changed"]:
+        report.act("edit", str(path), "the sophia-memory MCP server out, everything else kept")
+
+
 def _claude_md_path(target: dict[str, Any]) -> Path:
     return Path((target.get("claude_md") or {}).get("path") or Path(target["claude_dir"]) / "CLAUDE.md")
 
@@ -175,6 +194,7 @@ def _rmdirs(report: Report, dirs: list[str]) -> None:
 
 def _target(report: Report, target: dict[str, Any], kit: str) -> None:
     _settings(report, target, kit)
+    _mcp(report, target)
     _claude_md(report, target)
     for p in [*target.get("dirs", []), *target.get("files", [])]:
         _remove(report, p)
