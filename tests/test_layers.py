@@ -21,7 +21,7 @@ ORDER = [
     "sophia", "errors", "timeutil", "paths", "config_defaults", "atomic", "locking", "redact", "evidence",
     "outcome_words", "kinds", "gaps",
     "migrations",
-    "episode_store", "problem", "consistency", "transcript_entries",
+    "episode_store", "problem", "consistency", "codex_rollout", "transcript_entries",
     # the pydantic models of the state files and of what the subagents return
     "models", "contracts",
     # the ~/.sophia state tree: create, read, check, repair

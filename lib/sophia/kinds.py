@@ -168,7 +168,7 @@ def episode_item(ep: Item) -> Item:
                  "trivial": bool(ep.get("trivial")), "consolidated": bool(ep.get("consolidated")),
                  "keywords": kws, "session_id": ep.get("session_id"), "git_branch": ep.get("git_branch"),
                  "goal_summary": ep.get("goal_summary"), "tool_call_count": ep.get("tool_call_count"),
-                 "card": episode_card(ep)},
+                 "agent": ep.get("agent"), "card": episode_card(ep)},
     }
 
 

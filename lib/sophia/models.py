@@ -111,7 +111,7 @@ Outcome = Literal["SUCCESS", "FAILURE", "PARTIAL", "UNKNOWN"]
 
 
 class Episode(Stored):
-    """One Claude Code session's experience trace (seed 16.4, plus project and git context)."""
+    """One coding session's experience trace (seed 16.4, plus project, git context and the client)."""
 
     id: str
     session_id: str
@@ -135,6 +135,7 @@ class Episode(Stored):
     git_commit: str | None = None
     files_touched: list[str] = Field(default_factory=list)
     errors: list[str] = Field(default_factory=list)
+    agent: Literal["claude_code", "codex"] | None = None  # which client ran it (None: recorded before Codex)
 
 
 class IndexEntry(Stored):

@@ -1,4 +1,5 @@
 """What one line of a Claude Code transcript holds, read defensively. Standard library only.
+A line of a Codex session file is read as the Claude Code entries it stands for (:func:`entries`).
 
 The transcript (JSONL at a hook's ``transcript_path``, or a file under ``~/.claude/projects``) is an
 internal format that changes between client versions, so these readers keep only what they recognise
@@ -16,7 +17,7 @@ import re
 import zlib
 from typing import Any
 
-from . import evidence
+from . import codex_rollout, evidence
 
 KNOWN_TYPES = frozenset({
     "user", "assistant", "summary", "system", "attachment", "queue-operation", "last-prompt",
@@ -47,6 +48,14 @@ def parse_line(raw: bytes | str) -> dict[str, Any] | None:
     except (ValueError, RecursionError):
         return None
     return obj if isinstance(obj, dict) else None
+
+
+def entries(obj: dict[str, Any]) -> list[dict[str, Any]]:
+    """A parsed line as Claude Code entries: itself, or what a line of a Codex session file stands for
+    (:mod:`sophia.codex_rollout`), so every reader takes both clients' files."""
+    if codex_rollout.is_rollout_line(obj):
+        return codex_rollout.entries(obj)
+    return [obj]
 
 
 def clean_prompt(text: str) -> str | None:

@@ -67,9 +67,13 @@ def backfill(
                                                      "~/.claude/projects.")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="List what would be read; change nothing.")] = False,
     no_digest: Annotated[bool, typer.Option("--no-digest", help="Queue no digest, even when learning is on.")] = False,
+    agent: Annotated[str, typer.Option("--agent", metavar="AGENT",
+                                       help="Whose sessions: claude (~/.claude/projects) or codex "
+                                            "(~/.codex/sessions, or $CODEX_HOME/sessions).")] = "claude",
     json_out: JsonOpt = False,
 ) -> None:
-    """Learn from the Claude Code sessions already on disk (~/.claude/projects/*/*.jsonl).
+    """Learn from the Claude Code sessions already on disk (~/.claude/projects/*/*.jsonl), or Codex's
+    with --agent codex (~/.codex/sessions/**/rollout-*.jsonl).
 
     For each session, newest first: its episode (redacted, as SessionEnd builds it) and the lessons that
     cost no tokens (error -> fix procedures, the project playbook, recurring failures). When automatic
@@ -79,12 +83,16 @@ def backfill(
     """
     from ..hooks import backfill as bf
 
+    if agent not in ("claude", "codex"):
+        usage(f"--agent must be claude or codex, not {agent!r}")
     try:
         opts = bf.Options(since=bf.since_epoch(since) if since else None, dry_run=dry_run, digest=not no_digest,
-                          project=str(project.expanduser().resolve()) if project else None)
+                          project=str(project.expanduser().resolve()) if project else None,
+                          agent="codex" if agent == "codex" else "claude_code")
     except ValueError:
         usage(f"--since {since!r} is not a date", hint="give it as YYYY-MM-DD")
-    root = (source.expanduser() if source else bf.projects_dir())
+    default_root = bf.codex_sessions_dir() if agent == "codex" else bf.projects_dir()
+    root = (source.expanduser() if source else default_root)
     home = existing_home()
     done = [0]
     bar = None

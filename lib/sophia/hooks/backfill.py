@@ -1,4 +1,4 @@
-"""``s3 backfill``: episodes and zero-token lessons from the sessions Claude Code already keeps.
+"""``s3 backfill``: episodes and zero-token lessons from the sessions Claude Code (or Codex) already keeps.
 
 A new user has months of sessions under ``~/.claude/projects/<project>/<session>.jsonl``. Each is taken
 as if it had just ended, by the code the hooks run (nothing here builds an episode or reads a command
@@ -15,7 +15,9 @@ Ctrl-C resumes where it stopped, and a transcript that grew since is read again 
 idempotent: the episode is upserted by session, the learners count sessions as sets, the queue keeps
 one job per session). A session the hooks already saw (its state or episode exists and backfill has
 no record of it) is left to them. Subagent transcripts (``agent-*.jsonl``, ``<session>/subagents/``)
-are part of their session, never sessions of their own.
+are part of their session, never sessions of their own. ``--agent codex`` reads Codex's session files
+(``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl``) the same way: the readers take them as they are
+(``sophia.codex_rollout``) and the episodes record ``agent: codex``.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ class Transcript:
     mtime: float
     session: str = ""
     cwd: str | None = None
+    agent: str = "claude_code"  # the client that wrote it (the episode records it)
 
 
 @dataclass
@@ -56,6 +59,7 @@ class Options:
     digest: bool = True  # queue digests (within the caps) when learning is on
     start_worker: bool = True
     progress: Any = None  # called with (0, total, None), then after each transcript with (done, total, path)
+    agent: str = "claude_code"  # whose sessions: claude_code (~/.claude/projects) or codex (~/.codex/sessions)
 
 
 @dataclass
@@ -89,6 +93,12 @@ def projects_dir() -> Path:
     return Path.home() / ".claude" / "projects"
 
 
+def codex_sessions_dir() -> Path:
+    """Where Codex keeps its session files (rollouts): ``$CODEX_HOME/sessions``, else ``~/.codex/sessions``."""
+    base = os.environ.get("CODEX_HOME")
+    return (Path(base) if base else Path.home() / ".codex") / "sessions"
+
+
 def record_path(home: Path) -> Path:
     return home / "learning" / "backfill.json"
 
@@ -114,6 +124,8 @@ def head(path: Path) -> tuple[str | None, str | None]:
                     obj = json.loads(raw)
                 except (ValueError, RecursionError):
                     continue
+                if isinstance(obj, dict) and isinstance(obj.get("payload"), dict):  # Codex: session_meta
+                    obj = {"sessionId": obj["payload"].get("id"), "cwd": obj["payload"].get("cwd")}
                 if isinstance(obj, dict):
                     sid = sid or (obj.get("sessionId") if isinstance(obj.get("sessionId"), str) else None)
                     cwd = cwd or (obj.get("cwd") if isinstance(obj.get("cwd"), str) else None)
@@ -139,7 +151,8 @@ def _under(cwd: str | None, project: str) -> bool:
 def find(root: Path, opts: Options) -> list[Transcript]:
     """The session transcripts under ``root`` that pass the filters, newest first."""
     out = []
-    for p in root.glob("*/*.jsonl"):
+    files = root.rglob("rollout-*.jsonl") if opts.agent == "codex" else root.glob("*/*.jsonl")
+    for p in files:
         if p.name.startswith("agent-") or not p.is_file():
             continue
         try:
@@ -148,7 +161,7 @@ def find(root: Path, opts: Options) -> list[Transcript]:
             continue
         if opts.since is not None and st.st_mtime < opts.since:
             continue
-        t = Transcript(p, st.st_size, st.st_mtime)
+        t = Transcript(p, st.st_size, st.st_mtime, agent=opts.agent)
         sid, t.cwd = head(p)
         t.session = session_of(p, sid)
         if opts.project and not _under(t.cwd, opts.project):
@@ -258,7 +271,7 @@ def process_one(home: Path, t: Transcript, digests: Digests) -> dict[str, Any]:
     from .project import project_of
 
     payload = {"hook_event_name": "SessionEnd", "session_id": t.session, "transcript_path": str(t.path),
-               "cwd": t.cwd or "", "reason": "backfill"}
+               "cwd": t.cwd or "", "reason": "backfill", "agent": t.agent}
     built = session_end.process(payload, home, past=True)
     ep = _episode(home, built.get("episode"))
     project = project_of(t.cwd) if t.cwd else None

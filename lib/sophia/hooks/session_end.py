@@ -32,7 +32,7 @@ from sophia.timeutil import iso
 
 ROTATE_AFTER_DAYS = 14
 SEARCHED = ("goal_summary", "goal", "error_analysis", "heuristics", "keywords", "errors", "outcome", "trivial",
-            "project", "git_branch")
+            "project", "git_branch", "agent")
 MAX_BUFFER_BYTES = 16 * 1024 * 1024
 
 
@@ -141,10 +141,23 @@ def process(payload: dict[str, Any], home: Path | None = None, *, past: bool = F
     return run.report
 
 
+AGENTS = ("claude_code", "codex")
+
+
+def agent_of(payload: dict[str, Any]) -> str:
+    """Which client ran the session: ``codex`` when the hook was registered for Codex (its command sets
+    ``S3_AGENT=codex``) or a backfill says so, else ``claude_code``."""
+    named = payload.get("agent")
+    if named in AGENTS:
+        return str(named)
+    return "codex" if os.environ.get("S3_AGENT") == "codex" else "claude_code"
+
+
 class _Run:
     """One Stop / SessionEnd run: its payload and home, and the session state it holds under the lock."""
 
-    __slots__ = ("payload", "home", "sid", "final", "report", "state", "tstate", "buffer", "project", "now", "past")
+    __slots__ = ("payload", "home", "sid", "final", "report", "state", "tstate", "buffer", "project", "now", "past",
+                 "agent")
 
     def __init__(self, payload: dict[str, Any], home: Path, sid: str) -> None:
         self.payload, self.home, self.sid = payload, home, sid
@@ -156,6 +169,7 @@ class _Run:
         self.project: str | None = None
         self.now = ""
         self.past = False
+        self.agent = agent_of(payload)
 
     def text(self, key: str) -> str | None:
         value = self.payload.get(key)
@@ -177,7 +191,10 @@ def _read_session(run: _Run, sp: Path) -> list[str]:
     run.tstate, new_prompts = transcript_mod.update(run.state.get("transcript"), run.text("transcript_path"),
                                                     final=run.final)
     run.state["transcript"] = run.tstate
-    run.buffer = read_buffer_file(buffer_path(run.home, run.sid))
+    if run.tstate.get("client") == "codex":
+        run.agent = "codex"
+    # Codex's PostToolUse carries no exit code: its own session file is the episode's record of the calls
+    run.buffer = [] if run.agent == "codex" else read_buffer_file(buffer_path(run.home, run.sid))
     run.now = iso()
     if "project" not in run.state:
         cwd = run.text("cwd")
@@ -225,7 +242,7 @@ def _update_episode(run: _Run) -> tuple[dict[str, Any] | None, bool]:
 
 def _build_episode(run: _Run, episode_id: str) -> dict[str, Any]:
     branch, commit = git_info(run.project) if run.project else (None, None)
-    extra: dict[str, Any] = {}
+    extra: dict[str, Any] = {"agent": run.agent}
     reason = run.text("reason")
     if run.final and reason is not None:
         extra["end_reason"] = reason[:40]

@@ -17,11 +17,13 @@ import json
 import os
 from typing import Any
 
+from ..codex_rollout import is_rollout_line
 from ..redact import redact_head
 from ..transcript_entries import (
     KNOWN_TYPES,
     call_record,
     clean_prompt,
+    entries,
     judge_result,
     tool_calls,
     tool_results,
@@ -55,6 +57,7 @@ def new_state(path: str | None = None) -> dict[str, Any]:
         "actions": [], "actions_total": 0, "pending_calls": {}, "verdicts": {},
         "interrupts": 0, "tail": None, "first_prompts": [],  # tail: what the main chain last held (prompt/interrupt/text/call/result)
         "last_check": None,  # the last test/build/lint run: id, check, command, outcome, proof (redacted)
+        "client": None,  # "codex" once a line of a Codex session file was read
     }
 
 
@@ -145,10 +148,23 @@ def _assistant(st: dict[str, Any], obj: dict[str, Any]) -> None:
 
 
 def feed_line(st: dict[str, Any], raw: bytes | str, new_prompts: list[str]) -> None:
-    """Fold one transcript line into the state (never raises on bad input)."""
-    obj = _known_object(st, raw)
+    """Fold one transcript line into the state (never raises on bad input); a line of a Codex session
+    file is folded in as the Claude Code entries it stands for."""
+    obj = _parsed(st, raw)
     if obj is None:
         return
+    if is_rollout_line(obj):
+        st["client"] = "codex"
+        for entry in entries(obj):
+            _feed_entry(st, entry, new_prompts)
+        return
+    if obj.get("type") not in KNOWN_TYPES:
+        st["unknown_types"] += 1
+        return
+    _feed_entry(st, obj, new_prompts)
+
+
+def _feed_entry(st: dict[str, Any], obj: dict[str, Any], new_prompts: list[str]) -> None:
     kind = obj["type"]
     _context(st, obj)
     if kind in ("summary", "system"):
@@ -165,8 +181,8 @@ def feed_line(st: dict[str, Any], raw: bytes | str, new_prompts: list[str]) -> N
         _track_actions(st, obj)
 
 
-def _known_object(st: dict[str, Any], raw: bytes | str) -> dict[str, Any] | None:
-    """The line as a JSON object of a known type; None (counted as bad or unknown) otherwise."""
+def _parsed(st: dict[str, Any], raw: bytes | str) -> dict[str, Any] | None:
+    """The line as a JSON object; None (counted as bad) otherwise."""
     try:
         obj = json.loads(raw)
     except (ValueError, RecursionError):
@@ -174,9 +190,6 @@ def _known_object(st: dict[str, Any], raw: bytes | str) -> dict[str, Any] | None
         return None
     if not isinstance(obj, dict):
         st["bad_lines"] += 1
-        return None
-    if obj.get("type") not in KNOWN_TYPES:
-        st["unknown_types"] += 1
         return None
     return obj
 

@@ -21,6 +21,7 @@ from ..transcript_entries import (
     blocks,
     call_record,
     clean_prompt,
+    entries,
     judge_result,
     tool_calls,
     tool_results,
@@ -340,14 +341,15 @@ def commands_from_transcript(path: str | Path) -> tuple[list[Command], str | Non
         return [], None
     with fh:
         for raw in fh:
-            if r.cwd is not None and b'"tool_' not in raw and b'"user"' not in raw:
+            if r.cwd is not None and b'"tool_' not in raw and b'"user"' not in raw and b'"call_id"' not in raw:
                 continue
             try:
                 obj = json.loads(raw)
             except (ValueError, RecursionError):
                 continue
-            if isinstance(obj, dict) and obj.get("type") in ("user", "assistant"):
-                r.line(obj)
+            for entry in entries(obj) if isinstance(obj, dict) else ():  # a Codex line: what it stands for
+                if entry.get("type") in ("user", "assistant") or r.cwd is None:
+                    r.line(entry)
     return [c for c in r.slots if c is not None], r.cwd
 
 

@@ -33,6 +33,7 @@ from ..transcript_entries import (
     call_record,
     clean_prompt,
     compact_summary,
+    entries,
     judge_result,
     parse_line,
     tool_calls,
@@ -179,10 +180,18 @@ def _assistant(s: Session, obj: dict[str, Any]) -> None:
 
 
 def feed(s: Session, raw: bytes | str) -> None:
-    """Fold one transcript line into the session (never raises on odd input)."""
+    """Fold one transcript line into the session (never raises on odd input); a line of a Codex session
+    file as the Claude Code entries it stands for."""
     obj = parse_line(raw)
-    if obj is None or obj.get("type") not in KNOWN_TYPES:
-        s.counts["bad_lines"] += obj is None
+    if obj is None:
+        s.counts["bad_lines"] += 1
+        return
+    for entry in entries(obj):
+        _feed_entry(s, entry)
+
+
+def _feed_entry(s: Session, obj: dict[str, Any]) -> None:
+    if obj.get("type") not in KNOWN_TYPES:
         return
     _meta(s, obj)
     if obj.get("type") == "system" and obj.get("subtype") == "compact_boundary":
