@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Sophia guardian, tier 1: the PreToolUse hook for Bash, PowerShell, Write, Edit, MultiEdit, NotebookEdit,
-# Read, Grep, Glob, WebFetch, WebSearch and MCP tools (mcp__*).
+# Read, Grep, Glob, WebFetch, WebSearch and MCP tools (mcp__*), and Codex's apply_patch.
 #
 # First, when the resident analyzer runs (lib/sophia/guardian/resident.py, started by SessionStart or by
 # this hook), it answers over loopback TCP (bash builtins only): the analyzer of stage 2, already loaded,
@@ -16,6 +16,10 @@
 #     or nothing (allow). Deny and ask are always that JSON with exit 0; this hook never exits 1
 #     (exit 1 would NOT block in Claude Code).
 #
+# Codex (its hooks.json runs this as `S3_AGENT=codex .../guardian_tier1.sh`): the same payload shape, plus
+# `apply_patch` (always judged: every file its patch names) and an answer in Codex's protocol, where an
+# "ask" lets the call run: every ask becomes a deny there (emit_answer), the reason saying so.
+#
 # Designed failure mode: calls that stage 1 passes never reach Python, so an analyzer failure
 # cannot touch them. A call stage 1 flags but the analyzer cannot judge (python3 missing,
 # analyzer crash or time-out, garbage output) gets "ask": the user decides; never a silent allow,
@@ -26,9 +30,22 @@ umask 077
 payload=""
 IFS= read -r -d '' payload || true
 
+# Prints the answer in the client's protocol: for Codex (S3_AGENT=codex), which has no "ask" (an ask lets
+# the call run there), an ask is a deny that says so. Claude Code's answer is printed as it is.
+emit_answer() {
+  local a=$1
+  if [[ ${S3_AGENT:-} == codex && $a == *'"permissionDecision": "ask"'* ]]; then
+    a=${a/'"permissionDecision": "ask"'/'"permissionDecision": "deny"'}
+    a=${a/'"permissionDecisionReason": "Sophia guardian: '/'"permissionDecisionReason": "Sophia guardian (this would be a question for the user, and Codex cannot ask one, so it is denied; the user may run it): '}
+  fi
+  printf '%s\n' "$a"
+}
+
 ask() {
   # $1: why the analyzer could not judge (fixed text only: no user input is interpolated)
-  printf '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "ask", "permissionDecisionReason": "Sophia guardian: %s, so this call was not checked; review it yourself."}}\n' "$1"
+  local a
+  printf -v a '{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "ask", "permissionDecisionReason": "Sophia guardian: %s, so this call was not checked; review it yourself."}}' "$1"
+  emit_answer "$a"
   local logs=${SOPHIA_HOME:-}/logs
   if [[ -n ${SOPHIA_HOME:-} && -d $logs ]]; then
     { TZ=UTC printf '{"ts": "%(%Y-%m-%dT%H:%M:%SZ)T", "decision": "ask", "rule": "analyzer_failure", "reason": "%s"}\n' -1 "$1" >>"$logs/guardian_blocks.jsonl"; } 2>/dev/null || true
@@ -119,10 +136,10 @@ re_tool='"tool_name"[[:space:]]*:[[:space:]]*"([A-Za-z0-9_.-]*)"'
 tool=""
 if [[ $payload =~ $re_tool ]]; then tool=${BASH_REMATCH[1]}; fi
 case $tool in
-  Bash | PowerShell | Write | Edit | MultiEdit | NotebookEdit | Read | Grep | Glob | WebFetch | WebSearch | mcp__*)
+  Bash | PowerShell | Write | Edit | MultiEdit | NotebookEdit | Read | Grep | Glob | WebFetch | WebSearch | mcp__* | apply_patch)
     shopt -u nocasematch
     if resident_answer; then
-      [[ -n $out ]] && printf '%s\n' "$out"
+      [[ -n $out ]] && emit_answer "$out"
       exit 0
     fi
     shopt -s nocasematch
@@ -170,8 +187,9 @@ case $tool in
       rest=${rest#*"$whole"}
     done
     ;;
-  WebFetch | WebSearch | mcp__*)
-    # rare and slow tools (a fetch, a remote call): always judged (a secret in the URL, an outward verb)
+  WebFetch | WebSearch | mcp__* | apply_patch)
+    # rare and slow tools (a fetch, a remote call): always judged (a secret in the URL, an outward verb);
+    # Codex's patches: every file named in one, as a Write, Edit or rm of it
     flag=1
     ;;
   "")
@@ -214,5 +232,5 @@ fi
 if [[ -n $out && $out != "{"* ]]; then
   ask "the safety analyzer gave an unreadable answer"
 fi
-[[ -n $out ]] && printf '%s\n' "$out"
+[[ -n $out ]] && emit_answer "$out"
 exit 0

@@ -433,7 +433,31 @@ def analyze_tool(tool_name: str, tool_input: dict, cwd: str | None, env: dict[st
         judge_write(a, path, f"{tool_name} of {path}", existing=tool_name != "Write")
         rules_self.file_content(a, path, _new_text(tool_input), f"{tool_name} of {path}")
         return combine(a.findings)
+    if tool_name == "apply_patch":
+        return _patch(tool_input, cwd, env)
     return _other_tool(tool_name, tool_input, cwd, env, mcp_allow, mcp_deny)
+
+
+def _patch(tool_input: dict, cwd: str | None, env: dict[str, str]) -> Decision:
+    """Codex's ``apply_patch``: each file its headers name is judged as what the patch does to it, with the
+    same rules: an added file as a Write, an updated one as an Edit (with the lines it adds), a deleted
+    one as ``rm`` of it. A patch that names no file is allowed (Codex refuses it itself)."""
+    import os
+    import shlex
+
+    from ..codex_rollout import patch_sections
+
+    text = next((tool_input[k] for k in ("command", "input", "patch") if isinstance(tool_input.get(k), str)), "")
+    base = cwd or env.get("PWD") or "."
+    findings: list = []
+    for op, path, added in patch_sections(text):
+        full = path if os.path.isabs(path) or path.startswith("~") else os.path.join(base, path)
+        if op == "Delete":
+            d = _bash(f"rm -f -- {shlex.quote(full)}", cwd, env)
+        else:
+            d = analyze_tool("Write" if op == "Add" else "Edit", {"file_path": full, "content": added}, cwd, env)
+        findings += d.findings or []
+    return combine(findings)
 
 
 def _other_tool(tool_name: str, tool_input: dict, cwd: str | None, env: dict[str, str],

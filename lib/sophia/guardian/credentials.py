@@ -26,7 +26,7 @@ HOME_CREDENTIALS = (
     ".vault-token", ".config/gcloud", ".azure", ".npmrc", ".pypirc", ".cargo/credentials",
     ".cargo/credentials.toml", ".mozilla/firefox", ".config/google-chrome", ".config/chromium",
     ".config/BraveSoftware", "Library/Application Support/Google/Chrome", "Library/Application Support/Firefox",
-    "Library/Cookies", ".thunderbird", ".config/op", ".1password",
+    "Library/Cookies", ".thunderbird", ".config/op", ".1password", ".codex/auth.json",
 )
 # the machine's own secrets: TLS private keys, password hashes
 SYSTEM_CREDENTIALS = ("/etc/ssl/private", "/etc/shadow", "/etc/gshadow", "/etc/master.passwd",

@@ -38,14 +38,16 @@ _DISK_DEVICE = LazyRe(
 # The shell start-up files in HOME that new terminals run (appending inert settings: startup.py).
 STARTUP_FILES = (".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc", ".zshenv", ".zprofile",
                  ".zlogin", ".kshrc", ".mkshrc")
-# Home entries whose loss or change compromises the user (credentials, shell start-up, the kit).
+# Home entries whose loss or change compromises the user (credentials, shell start-up, the kit; Codex's
+# hooks.json and config.toml hold its hooks, their trust and its MCP servers).
 HOME_SENSITIVE = (
     ".ssh", ".aws", ".gnupg", ".gpg", ".kube", ".docker", ".azure", ".gcloud", ".config/gcloud", ".config/gh",
     ".password-store", ".local/share/keyrings", ".netrc", ".npmrc", ".pypirc", ".git-credentials",
     *STARTUP_FILES, ".bash_logout", ".zlogout", ".cshrc", ".tcshrc", ".inputrc", ".config/fish",
     ".bash_history", ".zsh_history", ".history", ".sh_history", ".python_history", ".psql_history",
     ".mysql_history", ".node_repl_history", ".local/share/fish/fish_history",
-    ".claude/settings.json", ".claude/settings.local.json", ".config/autostart",
+    ".claude/settings.json", ".claude/settings.local.json", ".codex/hooks.json", ".codex/config.toml",
+    ".config/autostart",
     "Library/LaunchAgents", ".config/systemd", ".pam_environment", ".xprofile", ".xinitrc", ".xsessionrc",
     ".vault-token", ".terraform.d/credentials.tfrc.json", ".cargo/credentials", ".cargo/credentials.toml",
     ".config/pip", ".m2/settings.xml", ".gem/credentials", ".ssh2", ".mozilla", ".thunderbird",
