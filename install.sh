@@ -3,8 +3,10 @@
 # and our hook entries merged into Claude Code's settings.json. Safe to run again (an upgrade).
 # A first install in a terminal asks once whether to turn automatic learning on (off otherwise).
 #
-# Usage: ./install.sh [--yes] [--project DIR] [--no-embeddings] [--team] [--dry-run] [-h]
+# Usage: ./install.sh [--yes] [--project DIR] [--no-embeddings] [--team] [--codex] [--dry-run] [-h]
 #   --team: also the team extra (psycopg, pgvector) for `s3 team`: shared memory in PostgreSQL
+#   --codex: also Codex CLI ($CODEX_HOME or ~/.codex): the hooks (trusted), the MCP server and the System 3
+#            block in its AGENTS.md; asked in a terminal when ~/.codex exists; an upgrade keeps it
 #
 # Environment:
 #   SOPHIA_HOME          state folder (default ~/.sophia); the venv and kit live inside it
@@ -34,7 +36,7 @@ PROG=install.sh SCRIPT=${BASH_SOURCE[0]}
 . "$SOPHIA_SRC/scripts/common.sh"
 
 parse_args() {
-  ASSUME_YES=0 PROJECT_DIR='' EMBEDDINGS=1 TEAM=0 DRY_RUN=0
+  ASSUME_YES=0 PROJECT_DIR='' EMBEDDINGS=1 TEAM=0 DRY_RUN=0 CODEX=0
   while (($#)); do
     case $1 in
       -y | --yes) ASSUME_YES=1 ;;
@@ -46,6 +48,7 @@ parse_args() {
       --project=*) PROJECT_DIR=${1#*=} ;;
       --no-embeddings) EMBEDDINGS=0 ;;
       --team) TEAM=1 ;;
+      --codex) CODEX=1 ;;
       --dry-run | -n) DRY_RUN=1 ;;
       -h | --help)
         usage
@@ -460,6 +463,43 @@ step_init() {
   if [[ ${VENV_CREATED:-0} == 1 ]]; then printf '%s\n' "$SOPHIA_HOME" >"$VENV_DIR/.sophia_home"; fi
 }
 
+# Codex beside Claude Code: with --codex, when an earlier install added it (an upgrade rewrites its hooks'
+# trust), or when asked in a terminal and ~/.codex exists. Never asked with --yes, --dry-run or no terminal.
+ask_codex() {
+  CODEX_HOME_DIR=${CODEX_HOME:-$HOME/.codex}
+  [[ $CODEX == 1 ]] && return 0
+  if [[ -f $MANIFEST ]] && "$BASE_PY" -I -S -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1])).get("codex") else 1)' "$MANIFEST" 2>/dev/null; then
+    CODEX=1
+    return 0
+  fi
+  [[ $ASSUME_YES == 1 || $DRY_RUN == 1 || ! -t 0 || ! -d $CODEX_HOME_DIR ]] && return 0
+  local answer
+  read -r -p "Codex CLI found in $CODEX_HOME_DIR: give it the same memory and guardian (hooks, MCP server, AGENTS.md)? [Y/n] " answer || answer=n
+  [[ -z $answer || $answer == [yY]* ]] && CODEX=1
+  return 0
+}
+
+# Step: the kit in Codex (lib/sophia/install/codex.py): hooks.json groups with S3_AGENT=codex, their trust and
+# the MCP server in config.toml, recorded in the manifest; then the System 3 block in its AGENTS.md.
+step_codex() {
+  CODEX_DONE=''
+  [[ $CODEX == 1 ]] || return 0
+  say "adding the kit to Codex ($CODEX_HOME_DIR): hooks (trusted), the MCP server, the System 3 block in AGENTS.md"
+  if [[ $DRY_RUN == 1 ]]; then
+    info "would write $CODEX_HOME_DIR/hooks.json, $CODEX_HOME_DIR/config.toml and $CODEX_HOME_DIR/AGENTS.md"
+    return 0
+  fi
+  mkdir -p "$CODEX_HOME_DIR"
+  if ! helper codex install --manifest "$MANIFEST" --kit "$KIT_DIR" --hooks-json "$SOPHIA_SRC/hooks/hooks.json" \
+    --codex-home "$CODEX_HOME_DIR" --mcp-command "$KIT_DIR/hooks/lib/mcp_server.sh" >/dev/null; then
+    warn "Codex was left as it was (see above); the rest of the install stands"
+    return 0
+  fi
+  SOPHIA_HOME=$SOPHIA_HOME "$S3_BIN" refresh-identity --output "$CODEX_HOME_DIR/AGENTS.md" >/dev/null ||
+    warn "could not write the System 3 block into $CODEX_HOME_DIR/AGENTS.md (run: s3 refresh-identity --output $CODEX_HOME_DIR/AGENTS.md)"
+  CODEX_DONE=$CODEX_HOME_DIR
+}
+
 # Asks once (a first install, in a terminal) whether to turn automatic learning on, saying what it costs.
 # Never asked with --yes, --dry-run or without a terminal: the default (off) stands. An upgrade keeps
 # whatever the config says.
@@ -505,6 +545,7 @@ summary() {
   info "hooks:      $KIT_DIR/hooks (registered in $SETTINGS)"
   info "skills:     ${#NEW_DIRS[@]} in $CLAUDE_DIR/skills; agents: ${#NEW_FILES[@]} in $CLAUDE_DIR/agents"
   [[ -n ${MCP_DONE:-} ]] && info "MCP server: sophia-memory (s3 mcp) in $MCP_DONE"
+  [[ -n ${CODEX_DONE:-} ]] && info "Codex:      hooks, MCP server and AGENTS.md block in $CODEX_DONE"
   info "CLI:        ${LAUNCHER_DONE:-$S3_BIN}"
   info "manifest:   $MANIFEST (s3 uninstall or ./uninstall.sh removes exactly this)"
   info "learning:   $(helper learning describe --config "$SOPHIA_HOME/config.json")"
@@ -539,6 +580,7 @@ main() {
   fi
   confirm
   ask_learning
+  ask_codex
   step_venv
   step_packages
   step_kit
@@ -548,6 +590,7 @@ main() {
   step_mcp
   step_manifest
   step_init
+  step_codex
   step_learning
   summary
 }

@@ -585,3 +585,56 @@ torch_choice() {
   run pyq 'import json,sys; print(json.load(open(sys.argv[1]))["learning_enabled"])' "$HOME/.sophia/config.json"
   [ "$output" = False ]
 }
+
+@test "--codex: hooks after the user's, trusted by hash, the MCP server and the AGENTS.md block; uninstall puts every file back" {
+  local cx=$HOME/.codex
+  mkdir -p "$cx"
+  printf 'model = "gpt-5.5"\n\n[projects."/x"]\ntrust_level = "trusted"\n' >"$cx/config.toml"
+  printf '{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "/bin/true"}]}]}}\n' >"$cx/hooks.json"
+  printf 'Be terse.\n' >"$cx/AGENTS.md"
+  cp "$cx/config.toml" "$BATS_TEST_TMPDIR/config.orig"
+  cp "$cx/hooks.json" "$BATS_TEST_TMPDIR/hooks.orig"
+  run "$SRC/install.sh" --yes --no-embeddings --codex
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  [[ $output == *"Codex:"* ]]
+  # the user's group stays first; every one of ours runs the kit's hook marked for Codex
+  [ "$(jq -r '.hooks.PreToolUse[0].hooks[0].command' "$cx/hooks.json")" = /bin/true ]
+  run jq -r '[.hooks[][] | .hooks[] | .command | select(startswith("S3_AGENT=codex "))] | length' "$cx/hooks.json"
+  [ "$output" -ge 8 ]
+  [ "$(jq -r '.hooks.SessionEnd[0].hooks[0].timeout' "$cx/hooks.json")" -le 3 ]
+  # config.toml parses, keeps the user's keys, names the MCP server and one trusted hash per hook of ours
+  run pyq 'import json, sys, tomllib; c = tomllib.load(open(sys.argv[1], "rb")); h = json.load(open(sys.argv[2]))
+ours = [(e, gi, hi) for e, gs in h["hooks"].items() for gi, g in enumerate(gs) for hi, x in enumerate(g["hooks"]) if x["command"].startswith("S3_AGENT=codex ")]
+labels = {"PreToolUse": "pre_tool_use", "PostToolUse": "post_tool_use", "SessionStart": "session_start", "UserPromptSubmit": "user_prompt_submit", "Stop": "stop", "SessionEnd": "session_end", "PreCompact": "pre_compact", "PostCompact": "post_compact"}
+state = c["hooks"]["state"]
+assert all(state[f"{sys.argv[2]}:{labels[e]}:{gi}:{hi}"]["trusted_hash"].startswith("sha256:") for e, gi, hi in ours), state
+assert c["model"] == "gpt-5.5" and c["projects"]["/x"]["trust_level"] == "trusted"
+assert c["mcp_servers"]["sophia-memory"]["command"].endswith("/kit/hooks/lib/mcp_server.sh")
+print(len(ours))' "$cx/config.toml" "$cx/hooks.json"
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  local n=$output
+  grep -q 'sophia-system3:begin' "$cx/AGENTS.md"
+  head -n1 "$cx/AGENTS.md" | grep -qx 'Be terse.'
+  # an upgrade keeps Codex without being asked, and adds nothing twice
+  "$SRC/install.sh" --yes --no-embeddings >/dev/null
+  [ "$(jq '[.hooks[][] | .hooks[] | select(.command | startswith("S3_AGENT=codex "))] | length' "$cx/hooks.json")" -eq "$n" ]
+  [ "$(grep -c 'sophia-system3 (install.sh --codex' "$cx/config.toml")" -eq 1 ]
+  run "$SRC/uninstall.sh" --yes
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  cmp "$cx/config.toml" "$BATS_TEST_TMPDIR/config.orig"
+  same_json "$cx/hooks.json" "$BATS_TEST_TMPDIR/hooks.orig"
+  [ "$(cat "$cx/AGENTS.md")" = "Be terse." ]
+}
+
+@test "--codex into an empty ~/.codex: the files it created go with it; uninstall --codex keeps Claude Code's install" {
+  "$SRC/install.sh" --yes --no-embeddings --codex >/dev/null
+  [ -f "$HOME/.codex/hooks.json" ] && [ -f "$HOME/.codex/config.toml" ] && [ -f "$HOME/.codex/AGENTS.md" ]
+  run "$SRC/uninstall.sh" --yes --codex
+  [ "$status" -eq 0 ] || { echo "$output"; false; }
+  [ ! -e "$HOME/.codex/hooks.json" ] && [ ! -e "$HOME/.codex/config.toml" ] && [ ! -e "$HOME/.codex/AGENTS.md" ]
+  [ -d "$HOME/.sophia/kit" ]
+  [ "$(hook_rows "$HOME/.claude/settings.json" | wc -l)" -eq "$OUR_HOOKS" ]
+  # the next upgrade does not bring Codex back unasked
+  "$SRC/install.sh" --yes --no-embeddings >/dev/null
+  [ ! -e "$HOME/.codex/hooks.json" ]
+}

@@ -26,7 +26,7 @@ if not __package__:  # run as a script: find the package beside this file
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from sophia import paths  # noqa: E402
-from sophia.install import claude_md, manifest, mcp_config, settings_merge  # noqa: E402
+from sophia.install import claude_md, codex, manifest, mcp_config, settings_merge  # noqa: E402
 
 PROG = "uninstall.sh"
 LAUNCHER_TAG = "# sophia-system3 launcher"
@@ -77,6 +77,7 @@ class Options:
     purge: bool = False
     yes: bool = False
     dry_run: bool = False
+    codex_only: bool = False
 
 
 def default_options(project: str | None = None, **kw: Any) -> Options:
@@ -228,7 +229,22 @@ def _identity_file(report: Report, home: Path, done: list[Path]) -> None:
         _claude_md(report, {"claude_dir": str(Path(written).parent), "claude_md": {"path": written}})
 
 
+def _codex(report: Report, data: dict[str, Any]) -> None:
+    """What ``install.sh --codex`` added to Codex (the manifest's ``codex`` record), exactly that."""
+    record = data.get("codex")
+    if not isinstance(record, dict):
+        return
+    kit = data.get("kit_dir") or ""
+    try:
+        for action, path, detail in codex.remove(record, kit, dry_run=report.dry_run):
+            report.act(action, path, detail)
+    except (codex.CodexError, OSError, ValueError) as exc:
+        report.warn(f"left Codex's files as they are ({exc}); remove the Sophia hooks from "
+                    f"{record.get('hooks_json')} and the block from {record.get('config_toml')} by hand")
+
+
 def _shared(report: Report, data: dict[str, Any]) -> None:
+    _codex(report, data)
     _launcher(report, data.get("launcher"))
     _remove(report, data.get("kit_dir"))
     venv = data.get("venv") or {}
@@ -275,6 +291,8 @@ def run(opts: Options, report: Report) -> int:
         data = manifest.load(path)
     except ValueError as exc:
         raise Refused(str(exc)) from exc
+    if opts.codex_only:
+        return _codex_only(report, path, data)
     targets = _select(data, opts)
     if not targets:
         report.say(f"no install recorded for {opts.claude_dir} in {path} (installed with --project DIR?)")
@@ -292,6 +310,11 @@ def run(opts: Options, report: Report) -> int:
     if not remaining:
         _identity_file(report, opts.sophia_home, [_claude_md_path(t) for t in targets])
         _shared(report, data)
+    return _finish(opts, report)
+
+
+def _finish(opts: Options, report: Report) -> int:
+    """The memory: purged (``--purge``) or kept, said either way."""
     if opts.purge:
         _remove(report, str(opts.sophia_home))
         report.say(f"purged {opts.sophia_home}")
@@ -303,6 +326,19 @@ def run(opts: Options, report: Report) -> int:
     return 0
 
 
+def _codex_only(report: Report, path: Path, data: dict[str, Any]) -> int:
+    """``--codex``: take the kit out of Codex and nothing else (Claude Code's install stays)."""
+    if not data.get("codex"):
+        report.say(f"nothing to remove from Codex: {path} records no Codex install")
+        return 0
+    report.say("removing Sophia System 3 from Codex")
+    _codex(report, data)
+    if not report.dry_run:
+        manifest.save(path, {k: v for k, v in data.items() if k != "codex"})
+    report.say("dry run: nothing was changed" if report.dry_run else "done")
+    return 0
+
+
 def parse(argv: list[str] | None) -> tuple[argparse.Namespace, argparse.ArgumentParser]:
     p = argparse.ArgumentParser(prog="uninstall.sh", description=__doc__.split("\n\n")[0])
     p.add_argument("-y", "--yes", action="store_true", help="no questions")
@@ -311,6 +347,7 @@ def parse(argv: list[str] | None) -> tuple[argparse.Namespace, argparse.Argument
                         "first unless --yes; refused without --yes when stdin is not a terminal")
     p.add_argument("--project", metavar="DIR", help="remove the install made with `install.sh --project DIR`")
     p.add_argument("-n", "--dry-run", action="store_true", help="print what would be removed, change nothing")
+    p.add_argument("--codex", action="store_true", help="remove only what `install.sh --codex` added to Codex")
     p.add_argument("--json", action="store_true", help="print what was done as one JSON object")
     return p.parse_args(argv), p
 
@@ -321,7 +358,8 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     args, _ = parse(argv)
     report = Report(dry_run=args.dry_run, quiet=args.json)
     try:
-        opts = default_options(args.project, purge=args.purge, yes=args.yes, dry_run=args.dry_run)
+        opts = default_options(args.project, purge=args.purge, yes=args.yes, dry_run=args.dry_run,
+                               codex_only=args.codex)
         code = run(opts, report)
     except Refused as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
