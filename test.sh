@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run every test of the kit. Installs what a fresh machine lacks, then runs the lint gates
-# (ruff, mypy, shellcheck), pytest (unit, integration, end-to-end with the real claude client)
+# (ruff, mypy, shellcheck), pytest (unit, integration, end-to-end with the real claude and codex clients)
 # and bats (hooks, install/uninstall). Usage: ./test.sh [pytest args...]
 #   SOPHIA_TEST_SKIP_INSTALL=1  use what is installed, install nothing
 set -euo pipefail
@@ -10,6 +10,7 @@ cd "$ROOT"
 VENV=${SOPHIA_TEST_VENV:-$ROOT/.venv}
 CACHE=$ROOT/.cache
 CLAUDE_VERSION=2.1.197
+CODEX_VERSION=0.171.0
 TORCH_SPEC=${SOPHIA_TORCH_SPEC:-torch==2.13.0}
 
 # The interpreter chooser install.sh and uninstall.sh use (find_python); our own say and die below.
@@ -32,13 +33,19 @@ install_system() {
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 }
 
-install_claude() {
-  local bin=$CACHE/node/node_modules/.bin/claude
-  if [[ -x $bin ]] && [[ $("$bin" --version 2>/dev/null) == "$CLAUDE_VERSION"* ]]; then return 0; fi
+# The real clients of the end-to-end tests, pinned: claude and codex, in one npm call (a second
+# `npm install --no-save` into the same folder would prune the first package).
+install_clients() {
+  local bin=$CACHE/node/node_modules/.bin
+  if [[ -x $bin/claude && $("$bin/claude" --version 2>/dev/null) == "$CLAUDE_VERSION"* &&
+    -x $bin/codex && $("$bin/codex" --version 2>/dev/null) == "codex-cli $CODEX_VERSION" ]]; then
+    return 0
+  fi
   command -v npm >/dev/null 2>&1 || die "npm is needed for the end-to-end tests (apt-get install nodejs npm)"
-  say "installing @anthropic-ai/claude-code@$CLAUDE_VERSION (npm, into .cache/node)"
+  say "installing @anthropic-ai/claude-code@$CLAUDE_VERSION and @openai/codex@$CODEX_VERSION (npm, into .cache/node)"
   mkdir -p "$CACHE/node"
-  (cd "$CACHE/node" && npm install --silent --no-audit --no-fund --no-save "@anthropic-ai/claude-code@$CLAUDE_VERSION" >/dev/null)
+  (cd "$CACHE/node" && npm install --silent --no-audit --no-fund --no-save \
+    "@anthropic-ai/claude-code@$CLAUDE_VERSION" "@openai/codex@$CODEX_VERSION" >/dev/null)
 }
 
 install_python() {
@@ -64,11 +71,12 @@ install_python() {
 
 if [[ -z ${SOPHIA_TEST_SKIP_INSTALL:-} ]]; then
   install_system
-  install_claude
+  install_clients
   install_python
 fi
 export PATH="$VENV/bin:$CACHE/node/node_modules/.bin:$PATH"
 export SOPHIA_TEST_CLAUDE=$CACHE/node/node_modules/.bin/claude
+export SOPHIA_TEST_CODEX=$CACHE/node/node_modules/.bin/codex
 export SOPHIA_TEST_VENV=$VENV
 
 say "lint: ruff"
