@@ -26,6 +26,10 @@ def main() -> None:
     os.umask(0o077)  # whatever the CLI (or SQLite, or a library) creates is private to the user
     if sys.argv[1:2] == ["recall"]:
         _fast_recall(sys.argv[2:])
+    if sys.argv[1:] == ["mcp"]:  # the MCP server starts without typer (cmd_mcp.py is its help)
+        from .mcp_server import main as mcp_main
+
+        sys.exit(mcp_main())
     from ..errors import SophiaError
 
     try:
