@@ -160,3 +160,29 @@ def test_every_help_renders_without_artefacts(width: int) -> None:
             problems.append((name, "python type shown", typ))
         problems += [(name, "line cut short", ln.strip()) for ln in _cut_lines(text, width)]
     assert not problems, problems
+
+
+# ---- issue 32: a newcomer's first hour
+
+@pytest.mark.parametrize(("args", "said"), [
+    (["init", "--bogus"], "no such option: --bogus (see `s3 init --help`)"),
+    (["bogus"], "no such command 'bogus' (see `s3 --help`)"),
+    (["team", "bogus"], "no such command 'bogus' (see `s3 team --help`)"),
+    (["list"], "missing argument 'KIND' (see `s3 list --help`)"),
+    (["init", "extra"], "got unexpected extra argument(s) (extra) (see `s3 init --help`)"),
+    (["recall", "x", "--limit", "many"], "invalid value for '--limit'"),
+    (["digest", "retry", "--al"], "no such option: --al"),
+])
+def test_usage_errors_are_one_line_in_the_style_of_every_other_error(s3_env: dict[str, str], args: list[str],
+                                                                      said: str) -> None:
+    r = run_s3(args, s3_env)
+    assert r.returncode == 2 and r.stdout == "", (args, r.stdout)
+    assert len(r.stderr.splitlines()) == 1 and r.stderr.startswith("s3: error: ") and said in r.stderr, r.stderr
+    assert "╭" not in r.stderr and "Usage:" not in r.stderr
+
+
+def test_no_command_still_shows_the_help(s3_env: dict[str, str]) -> None:
+    r = run_s3([], s3_env)
+    assert "Usage: s3" in r.stdout and "recall" in r.stdout and r.stderr == ""
+    r = run_s3(["team"], s3_env)
+    assert "Usage: s3 team" in r.stdout and "status" in r.stdout

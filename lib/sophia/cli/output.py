@@ -29,11 +29,27 @@ def console() -> Any:
     return Console(highlight=False, soft_wrap=True)
 
 
-def fail(message: str, code: int = FAILED, hint: str = "") -> NoReturn:
+def say_error(message: str, hint: str = "") -> None:
+    """The one error style of every command: ``s3: error: ...`` on one line (and a hint on the next)."""
     typer.echo(f"s3: error: {message}", err=True)
     if hint:
         typer.echo(f"s3: {hint}", err=True)
+
+
+def fail(message: str, code: int = FAILED, hint: str = "") -> NoReturn:
+    say_error(message, hint)
     raise typer.Exit(code)
+
+
+def usage_message(exc: Any) -> str:
+    """A click/typer usage error (unknown option or command, missing or extra argument, bad value) as one
+    line in our style: its message, lower-cased like ours, and where to look (``s3 CMD --help``)."""
+    msg = " ".join(str(exc.format_message()).split()).rstrip(".")
+    if msg[:1].isupper() and msg[1:2].islower():
+        msg = msg[0].lower() + msg[1:]
+    ctx = getattr(exc, "ctx", None)
+    where = ctx.command_path if ctx is not None and ctx.command_path else "s3"
+    return f"{msg} (see `{where} --help`)"
 
 
 def usage(message: str, hint: str = "") -> NoReturn:
