@@ -43,8 +43,8 @@ def test_json_shape(filled: Path, s3_env: dict[str, str]) -> None:
     assert first["id"] == "fact_1" and first["source_ids"] == ["t1"]
     r = run_s3(["recall", "beagle", "--type", "rule", "--json", "-n", "1"], s3_env)
     assert [x["id"] for x in json.loads(r.stdout)["results"]] == ["rule_1"]
-    r = run_s3(["recall", "cello", "--project", "art", "--json"], s3_env)
-    assert json.loads(r.stdout)["results"] == []
+    r = run_s3(["recall", "cello", "--project", "music", "--json"], s3_env)
+    assert [x["id"] for x in json.loads(r.stdout)["results"]] == ["fact_2"]
     r = run_s3(["recall", "beagle"], s3_env)
     assert "fact_1" in r.stdout and "Alice adopted" in r.stdout
 
@@ -135,3 +135,22 @@ def test_recall_does_not_load_heavy_modules(filled: Path, s3_env: dict[str, str]
             "print('HEAVY', bad, file=sys.stderr)")
     r = subprocess.run([sys.executable, "-c", code], env=s3_env, capture_output=True, text=True, timeout=60)
     assert "HEAVY []" in r.stderr, r.stderr
+
+
+def test_unquoted_words_are_the_query_on_both_paths(filled: Path, s3_env: dict[str, str],
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 32: `s3 recall beagle Rex` (no quotes, as people type it) is `s3 recall "beagle Rex"`, through the
+    fast path and through typer alike, options before, between or after the words."""
+    from typer.testing import CliRunner
+
+    from sophia.cli.app import app
+
+    monkeypatch.setenv("SOPHIA_HOME", str(filled))
+    quoted = json.loads(run_s3(["recall", "beagle Rex", "--json"], s3_env).stdout)
+    assert quoted["results"] and quoted["query"] == "beagle Rex"
+    for args in (["recall", "beagle", "Rex", "--json"], ["recall", "--json", "beagle", "Rex"],
+                 ["recall", "beagle", "--json", "Rex"], ["recall", "--json", "--", "beagle", "Rex"]):
+        fast = run_s3(args, s3_env)
+        assert fast.returncode == 0 and json.loads(fast.stdout) == quoted, (args, fast.stderr)
+        via_typer = CliRunner().invoke(app, args)
+        assert via_typer.exit_code == 0 and json.loads(via_typer.stdout) == quoted, (args, via_typer.output)

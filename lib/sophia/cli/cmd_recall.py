@@ -21,7 +21,9 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JS
 
 @app.command()
 def recall(
-    query: Annotated[str | None, typer.Argument(help="What to search for (words; FTS syntax is not needed).")] = None,
+    words: Annotated[list[str] | None, typer.Argument(
+        metavar="QUERY", help="What to search for: words, quoted or not (`s3 recall flaky pytest`); FTS syntax "
+                              "is not needed.")] = None,
     limit: Annotated[int, typer.Option("--limit", "-n", help="How many results (1-1000).")] = 10,
     type_: Annotated[list[str] | None, typer.Option(
         "--type", "-t", help=f"Only these item types (repeatable): {type_help()}.")] = None,
@@ -53,8 +55,9 @@ def recall(
     result's "explain". ``score`` ranks (relative to this query's hits); ``relevance`` (0..1) is
     absolute: what the prompt hook's gate judges.
     """
-    from .recall_run import run_recall
+    from .recall_run import join_words, run_recall
 
+    query = join_words(words)
     if explain and queries is not None:
         usage("--explain takes one QUERY, not --queries")
     if team and query is not None:

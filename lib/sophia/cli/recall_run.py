@@ -220,7 +220,7 @@ def _split_equals(argv: list[str]) -> list[str]:
 
 def _parse(argv: list[str]) -> tuple[str | None, dict[str, Any]] | None:
     """(query, options), or None when typer should handle the arguments (errors, odd input)."""
-    query: str | None = None
+    words: list[str] = []
     opts: dict[str, Any] = {"types": []}
     it = iter(_split_equals(argv))
     for a in it:
@@ -234,15 +234,17 @@ def _parse(argv: list[str]) -> tuple[str | None, dict[str, Any]] | None:
         elif a in _VALUED:
             opts[a[2:].replace("-", "_")] = next(it)
         elif a == "--":
-            rest = list(it)
-            if len(rest) != 1 or query is not None:
-                return None
-            query = rest[0]
-        elif (a.startswith("-") and len(a) > 1) or query is not None:
+            words += list(it)
+        elif a.startswith("-") and len(a) > 1:
             return None
         else:
-            query = a
-    return query, opts
+            words.append(a)
+    return join_words(words), opts
+
+
+def join_words(words: list[str] | None) -> str | None:
+    """The query the words make (``s3 recall flaky pytest`` = ``s3 recall "flaky pytest"``); None for none."""
+    return " ".join(words) if words else None
 
 
 def fast_main(argv: list[str]) -> int | None:
