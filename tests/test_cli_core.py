@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -160,6 +161,42 @@ def test_every_help_renders_without_artefacts(width: int) -> None:
             problems.append((name, "python type shown", typ))
         problems += [(name, "line cut short", ln.strip()) for ln in _cut_lines(text, width)]
     assert not problems, problems
+
+
+def _help_words(text: str) -> list[str]:
+    """The words of a help text as a reader should see them: markdown's code marks and bold stars dropped,
+    trailing punctuation stripped."""
+    import re
+
+    parts = re.split(r"(`+[^`]*`+)", text)  # bold stars outside code spans only: `a/**/b` keeps its stars
+    plain = "".join(p.strip("`") if p.startswith("`") else p.replace("**", "") for p in parts)
+    return [w for w in (t.strip(".,;:()") for t in plain.split()) if len(w) > 1 and re.search(r"[\w~/*<>]", w)]
+
+
+def test_help_keeps_every_character_of_its_text() -> None:
+    """Issue 32: markdown ate `*/*` and `<home>` (`projects//.jsonl`, `/team/password`). Every word of every
+    command's and option's help is in the rendered --help, character for character."""
+    import typer.main
+    from typer.testing import CliRunner
+
+    from sophia.cli.app import app
+
+    def walk(cmd: Any, path: list[str]) -> list[tuple[list[str], Any]]:
+        out = [(path, cmd)]
+        for name, sub in sorted((getattr(cmd, "commands", None) or {}).items()):
+            out += walk(sub, [*path, name])
+        return out
+
+    lost = []
+    for path, cmd in walk(typer.main.get_command(app), []):
+        res = CliRunner().invoke(app, [*path, "--help"], env={"COLUMNS": "300", "TERM": "dumb"})
+        shown = " ".join(res.stdout.replace("│", " ").split())
+        texts = [cmd.help or ""] + [p.help or "" for p in cmd.params if not getattr(p, "hidden", False)
+                                    and getattr(p, "help", None)]
+        lost += [(" ".join(path), w) for t in texts for w in _help_words(t) if w not in shown]
+    assert not lost, lost
+    backfill = CliRunner().invoke(app, ["backfill", "--help"], env={"COLUMNS": "300", "TERM": "dumb"}).stdout
+    assert "~/.claude/projects/*/*.jsonl" in backfill
 
 
 # ---- issue 32: a newcomer's first hour

@@ -72,8 +72,8 @@ def backfill(
                                             "(~/.codex/sessions, or $CODEX_HOME/sessions).")] = "claude",
     json_out: JsonOpt = False,
 ) -> None:
-    """Learn from the Claude Code sessions already on disk (~/.claude/projects/*/*.jsonl), or Codex's
-    with --agent codex (~/.codex/sessions/**/rollout-*.jsonl).
+    """Learn from the Claude Code sessions already on disk (`~/.claude/projects/*/*.jsonl`), or Codex's
+    with --agent codex (`~/.codex/sessions/**/rollout-*.jsonl`).
 
     For each session, newest first: its episode (redacted, as SessionEnd builds it) and the lessons that
     cost no tokens (error -> fix procedures, the project playbook, recurring failures). When automatic

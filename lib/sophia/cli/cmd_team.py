@@ -106,7 +106,7 @@ def init(
         "--share", metavar="ID", help="With --repo: also share this item (repeatable; see `s3 team suggest`).")] = None,
     team: Annotated[str, typer.Option("--team", help="The team's name (its rows are isolated from other teams).")] = "default",
     password_stdin: Annotated[bool, typer.Option(
-        "--password-stdin", help="Read the password from stdin and keep it in <home>/team/password (0600).")] = False,
+        "--password-stdin", help="Read the password from stdin and keep it in `<home>/team/password` (0600).")] = False,
     share_episodes: Annotated[list[str] | None, typer.Option(
         "--share-episodes", metavar="PROJECT", help="Also share this project's episodes (repeatable).")] = None,
     private: Annotated[list[str] | None, typer.Option(
