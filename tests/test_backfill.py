@@ -203,7 +203,7 @@ def test_the_cli_reports_and_is_clean_without_a_terminal(home: Path, tmp_path: P
     assert r.stdout.splitlines() == [
         "Backfilled 2 of 2 transcripts (0 done already, 0 seen by the hooks): 2 episodes, 2 fixes, 2 procedures "
         "and 0 knowledge gaps added",  # the failure was fixed in each session: no gap
-        "Digests: 0 queued; not queued: 2 learning_enabled is false",
+        "Digests: 0 queued; 2 not queued (learning_enabled is false)",
         "Skipped 1 unreadable line in 1 transcript"]
     assert json.loads((bf.record_path(home)).read_text())["transcripts"][str(bad)]["bad_lines"] == 1
     j = json.loads(run_s3(["backfill", "--from", str(root), "--json"], s3_env).stdout)

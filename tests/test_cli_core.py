@@ -223,3 +223,17 @@ def test_no_command_still_shows_the_help(s3_env: dict[str, str]) -> None:
     assert "Usage: s3" in r.stdout and "recall" in r.stdout and r.stderr == ""
     r = run_s3(["team"], s3_env)
     assert "Usage: s3 team" in r.stdout and "status" in r.stdout
+
+
+def test_team_status_without_a_team_says_so(s3_env: dict[str, str]) -> None:
+    assert run_s3(["init"], s3_env).returncode == 0
+    r = run_s3(["team", "status"], s3_env)
+    assert r.returncode == 0 and r.stdout.startswith("no team") and "s3 team init" in r.stdout, r.stderr
+    assert json.loads(run_s3(["team", "status", "--json"], s3_env).stdout)["team"] is None
+
+
+def test_status_says_plainly_why_claude_codes_auto_memory_is_on(s3_env: dict[str, str]) -> None:
+    assert run_s3(["init"], s3_env).returncode == 0
+    out = run_s3(["status"], {**s3_env, "CLAUDE_CODE_DISABLE_AUTO_MEMORY": ""}).stdout
+    line = next(ln for ln in out.splitlines() if "Auto memory" in ln)
+    assert line.startswith("- Auto memory: on (Claude Code's default);") and "(on))" not in line, line

@@ -168,4 +168,6 @@ def test_leave_forgets_the_team_and_keeps_local_memory(machines: Any) -> None:
     assert s3_json(a, "team", "leave")["left"] == "alpha"
     assert config.load(a.home) is None and not config.team_dir(a.home).exists()
     assert rule["id"] in (a.home / "semantic_rules.json").read_text()
-    assert s3(a, "team", "status").returncode == 2
+    after = s3(a, "team", "status")
+    assert after.returncode == 0 and after.stdout.startswith("no team"), after.stderr
+    assert s3(a, "team", "push").returncode == 2  # nothing to push to: bad input

@@ -46,14 +46,22 @@ def _say_backfill(r: dict[str, Any], dry_run: bool) -> None:
     c.print(f"Backfilled {r['processed']} of {_n(r['found'], 'transcript')} ({r['unchanged']} done already, "
             f"{r['known']} seen by the hooks): {_n(r['episodes'], 'episode')}, {_n(r['fixes'], 'fix')}, "
             f"{_n(r['procedures_added'], 'procedure')} and {_n(r['gaps_added'], 'knowledge gap')} added", markup=False)
-    skipped = "; ".join(f"{n} {why}" for why, n in sorted(r["digests_skipped"].items(), key=lambda kv: -kv[1]))
-    c.print(f"Digests: {r['digests_queued']} queued" + (f"; not queued: {skipped}" if skipped else "")
+    c.print(f"Digests: {r['digests_queued']} queued{_not_queued(r['digests_skipped'])}"
             + (f"; worker started (pid {r['worker']})" if r["worker"] else ""), markup=False)
     if r["bad_lines"]:
         c.print(f"Skipped {_n(sum(r['bad_lines'].values()), 'unreadable line')} in "
                 f"{_n(len(r['bad_lines']), 'transcript')}", markup=False)
     for f in r["failed"]:
         c.print(f"Failed: {f['path']}: {f['error']}", markup=False)
+
+
+def _not_queued(skipped: dict[str, int]) -> str:
+    """``; 4 not queued (learning_enabled is false)``, or with several reasons
+    ``; not queued: 3 (trivial session), 1 (...)``: each count beside its reason."""
+    reasons = sorted(skipped.items(), key=lambda kv: -kv[1])
+    if len(reasons) == 1:
+        return f"; {reasons[0][1]} not queued ({reasons[0][0]})"
+    return ("; not queued: " + ", ".join(f"{n} ({why})" for why, n in reasons)) if reasons else ""
 
 
 @app.command()

@@ -29,13 +29,16 @@ def _home() -> Path:
     return paths.sophia_home()
 
 
+JOIN = "`s3 team init postgresql://USER@HOST/DB --team NAME`"
+REPO = "the team memory kept in this repository (`s3 team init --repo`) needs none: `s3 status` counts it"
+
+
 def _cfg(home: Path) -> dict[str, Any]:
     from ..team import config
 
     cfg = config.load(home)
     if cfg is None:
-        fail("team sync is not configured", USAGE, hint="run `s3 team init postgresql://USER@HOST/DB --team NAME`; "
-             "the team memory kept in this repository (`s3 team init --repo`) needs none: `s3 status` counts it")
+        fail("team sync is not configured", USAGE, hint=f"run {JOIN}; {REPO}")
     return cfg
 
 
@@ -153,10 +156,16 @@ def init(
 @team_app.command("status")
 def status(json_out: JsonOpt = False) -> None:
     """Whether the team database is reachable, what it holds, and the last sync."""
-    from ..team import db, ledger, run, schema, sync
+    from ..team import config, db, ledger, run, schema, sync
 
     home = _home()
-    cfg = _cfg(home)
+    cfg = config.load(home)
+    if cfg is None:  # a question with an answer, not an error
+        if json_out:
+            emit_json({"team": None, "online": False})
+        else:
+            typer.echo(f"no team database: this machine's memory is local only (join one with {JOIN}); {REPO}")
+        return
     doc: dict[str, Any] = {"team": cfg["team"], "url": cfg["url"], "online": False,
                            "shared_here": len(ledger.load(home, cfg["team"])["items"]),
                            "last_sync": run.last_status(home)}

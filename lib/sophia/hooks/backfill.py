@@ -249,7 +249,7 @@ class Digests:
         from .after_session import digest_skip
 
         if not self.wanted:
-            return "not asked (--no-digest)"
+            return "--no-digest"
         skip = digest_skip(self.cfg, {"trivial": bool(ep.get("trivial")), "project": project})
         if skip:
             return skip

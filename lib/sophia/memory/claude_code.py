@@ -74,7 +74,7 @@ def auto_memory(project: str | None = None) -> dict[str, Any]:
     env = (os.environ.get(DISABLE_ENV) or "").strip().lower()
     if env in _TRUE:
         return {"enabled": False, "why": f"{DISABLE_ENV}={env}", "directory": None}
-    enabled, why, directory = True, "default (on)", None
+    enabled, why, directory = True, "Claude Code's default", None
     for f, s in _settings_chain(project):
         if isinstance(s.get("autoMemoryEnabled"), bool):
             enabled, why = s["autoMemoryEnabled"], f"autoMemoryEnabled={str(s['autoMemoryEnabled']).lower()} in {f}"
