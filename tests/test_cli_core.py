@@ -237,3 +237,29 @@ def test_status_says_plainly_why_claude_codes_auto_memory_is_on(s3_env: dict[str
     out = run_s3(["status"], {**s3_env, "CLAUDE_CODE_DISABLE_AUTO_MEMORY": ""}).stdout
     line = next(ln for ln in out.splitlines() if "Auto memory" in ln)
     assert line.startswith("- Auto memory: on (Claude Code's default);") and "(on))" not in line, line
+
+
+def test_doctor_repair_mends_the_bad_key_and_keeps_the_users_other_changes(s3_env: dict[str, str],
+                                                                           sophia_home: Path) -> None:
+    assert run_s3(["init"], s3_env).returncode == 0
+    cfg_path = sophia_home / "config.json"
+    cfg = json.loads(cfg_path.read_text())
+    cfg.update(learning_enabled=True, learning_daily_max_jobs=7)
+    cfg["guardian"]["deny"] = ["rm -rf /srv/data"]
+    cfg_path.write_text(json.dumps(cfg))
+    assert run_s3(["status"], s3_env).returncode == 0  # the last good copy now holds 7 jobs
+    cfg.update(learning_daily_max_jobs="lots", learning_daily_max_usd=2.5, current_user="alice")
+    cfg["guardian"]["deny"] = ["rm -rf /srv/data", "(unclosed"]
+    cfg["context"]["prompt_context_max_items"] = 2
+    cfg_path.write_text(json.dumps(cfg))
+    assert run_s3(["doctor"], s3_env).returncode == 1
+    r = run_s3(["doctor", "--repair"], s3_env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    after = json.loads(cfg_path.read_text())
+    assert after["learning_daily_max_jobs"] in (7, 20)  # the last good value (or the default when none was kept)
+    assert (after["learning_enabled"], after["learning_daily_max_usd"], after["current_user"]) == (True, 2.5, "alice")
+    assert after["guardian"]["deny"] == ["rm -rf /srv/data"] and after["context"]["prompt_context_max_items"] == 2
+    assert "learning_daily_max_jobs" in r.stdout and "every other key kept" in r.stdout
+    kept = [p for p in (sophia_home / "quarantine").iterdir() if p.name.endswith("config.json")]
+    assert len(kept) == 1 and json.loads(kept[0].read_text())["learning_daily_max_jobs"] == "lots"
+    assert run_s3(["doctor"], s3_env).returncode == 0

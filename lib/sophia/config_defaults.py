@@ -200,6 +200,54 @@ def check(raw: Any, only: str = "") -> tuple[dict[str, Any], list[str]]:
     return out, problems
 
 
+def _supported(s: Setting, v: Any) -> bool:
+    if s.kind == "regexes":
+        problems: list[str] = []
+        return isinstance(v, list) and _regexes(s, v, problems) == v and not problems
+    return _bad(s, v) is None
+
+
+def _value_in(raw: Any, key: str) -> Any:
+    section, _, name = key.rpartition(".")
+    target = raw.get(section) if section and isinstance(raw, dict) else raw
+    return target.get(name) if isinstance(target, dict) else None
+
+
+def repair(raw: dict[str, Any], good: Any) -> tuple[dict[str, Any], list[str]]:
+    """``raw`` with only what :func:`check` refuses mended, every other key kept as the user wrote it: an
+    unsupported value becomes the last good copy's value of that key (``good``, when it is supported there),
+    else the default; a regex list keeps its patterns that compile; a section that is not an object and a
+    removed key are replaced and deleted. Returns (the mended config, one line per change)."""
+    fixed = json.loads(json.dumps(raw))
+    notes: list[str] = []
+    for name in SECTIONS:
+        if name in fixed and not isinstance(fixed[name], dict):
+            was = good.get(name) if isinstance(good, dict) else None
+            fixed[name] = json.loads(json.dumps(was)) if isinstance(was, dict) else {}
+            notes.append(f"{name}: was not a JSON object, " + ("the last good copy's" if was else "the defaults"))
+    for s in SETTINGS:
+        section, _, name = s.key.rpartition(".")
+        target = fixed.get(section) if section else fixed
+        if not isinstance(target, dict) or name not in target or _supported(s, target[name]):
+            continue
+        v, last = target[name], _value_in(good, s.key)
+        if s.kind == "regexes" and isinstance(v, list):
+            target[name] = _regexes(s, v, [])
+            gone = [json.dumps(x)[:60] for x in v if x not in target[name]]
+            notes.append(f"{s.key}: dropped {', '.join(gone)} (not a valid regex)")
+        elif last is not None and _supported(s, last):
+            target[name] = last
+            notes.append(f"{s.key}: {json.dumps(v)[:60]} -> {json.dumps(last)[:60]} (the last good copy's value)")
+        else:
+            target[name] = list(s.default) if isinstance(s.default, list) else s.default
+            notes.append(f"{s.key}: {json.dumps(v)[:60]} -> {json.dumps(target[name])[:60]} (the default)")
+    for key in REMOVED:
+        if key in fixed:
+            del fixed[key]
+            notes.append(f"{key}: deleted (no longer a setting)")
+    return fixed, notes
+
+
 def load(path: Any, only: str = "") -> tuple[dict[str, Any], list[str]]:
     """Read and :func:`check` the config file at ``path``. Missing -> the defaults, no problem;
     unreadable or not JSON -> the defaults and one problem line."""

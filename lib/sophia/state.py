@@ -290,6 +290,9 @@ def repair_tree(home: Path | None = None) -> list[Problem]:
         p = prob.path
         sf = by_path.get(p)
         with locked(p):
+            if sf is not None and sf.model is Config and _repair_config(p, h, prob):
+                fixed.append(prob)
+                continue
             if p.exists():
                 dest = quarantine(p, h)
                 prob.action = f"moved to {dest}"
@@ -318,6 +321,37 @@ def repair_tree(home: Path | None = None) -> list[Problem]:
     for checker in _extra_checkers:
         fixed.extend(checker(h, True))
     return fixed
+
+
+def _repair_config(p: Path, home: Path, prob: Problem) -> bool:
+    """A config.json that parses but has unsupported values: mend those keys only (the last good copy's
+    value, else the default; ``config_defaults.repair``) and keep every other change the user made. A copy
+    of the file as it was goes to quarantine/. False when the file is not a JSON object (or the mended one
+    still fails): the caller then restores the whole file."""
+    from .config_defaults import repair
+
+    try:
+        raw = read_json(p, default=None)
+    except StateFileError:
+        return False
+    if not isinstance(raw, dict):
+        return False
+    try:
+        good = read_json(last_good_path(p, home), default=None)
+    except StateFileError:
+        good = None
+    fixed, notes = repair(raw, good)
+    try:
+        Config.model_validate(fixed)
+    except ValidationError:
+        return False
+    dest = paths.quarantine_dir(home)
+    ensure_dir(dest)
+    dest = dest / f"{now().strftime('%Y%m%dT%H%M%S%f')}-config.json"
+    shutil.copy2(p, dest)
+    write_json_atomic(p, fixed)
+    prob.action = f"repaired {'; '.join(notes) or 'nothing'}; every other key kept (the file as it was: {dest})"
+    return True
 
 
 def _register_builtin_checkers() -> None:

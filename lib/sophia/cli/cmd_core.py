@@ -249,8 +249,10 @@ def _render_installed(inv: dict[str, Any]) -> None:
 
 @app.command()
 def doctor(
-    repair: Annotated[bool, typer.Option("--repair", help="Move corrupt files to quarantine/ and restore "
-                                         "the last good copy (or the default).")] = False,
+    repair: Annotated[bool, typer.Option("--repair", help="Mend a bad config.json key alone (its last good "
+                                         "value, else the default; your other keys are kept); move other corrupt "
+                                         "files to quarantine/ and restore the last good copy (or the default).")
+    ] = False,
     json_out: JsonOpt = False,
 ) -> None:
     """Check every state file (and the index); with --repair, set bad ones aside and restore them.
@@ -281,6 +283,7 @@ def doctor(
                 line += f" -> {p.action}"
             typer.echo(line)
         if problems and not repair:
-            typer.echo("Run `s3 doctor --repair` to set the bad files aside (kept in quarantine/) and restore them.")
+            typer.echo("Run `s3 doctor --repair` to repair them: a bad config.json key is mended alone (your other "
+                       "keys are kept); other bad files are set aside in quarantine/ and restored.")
     if unresolved:
         raise typer.Exit(1)
