@@ -312,3 +312,21 @@ def test_no_secret_reaches_disk(home: Path, tmp_path: Path) -> None:
     files, findings = scan(home, secrets)
     assert files >= 10
     assert findings == [], "secrets reached disk:\n" + "\n".join(findings[:30])
+
+
+def test_a_folder_or_project_that_does_not_exist_is_bad_input(home: Path, tmp_path: Path,
+                                                              s3_env: dict[str, str]) -> None:
+    """Issue 32: `--from /nonexistent` said "Backfilled 0 of 0 transcripts" and exited 0."""
+    root, proj = tmp_path / "projects", project(tmp_path, "shop")
+    session(root, proj, uuid(1))
+    for args, said in ((["--from", str(tmp_path / "nope")], "no such folder"),
+                       (["--from", str(session(root, proj, uuid(2)))], "not a folder"),
+                       (["--from", str(root), "--project", str(tmp_path / "typo")], "no such folder, and no session")):
+        r = run_s3(["backfill", *args], s3_env)
+        assert r.returncode == 2 and r.stdout == "" and len(r.stderr.splitlines()) == 1, (args, r.stderr)
+        assert r.stderr.startswith("s3: error: ") and said in r.stderr, r.stderr
+    assert episodes(home) == []
+    gone = tmp_path / "src" / "deleted"  # a project whose folder is gone still names its sessions
+    session(root, gone, uuid(3))
+    r = run_s3(["backfill", "--from", str(root), "--project", str(gone), "--json"], s3_env)
+    assert r.returncode == 0 and json.loads(r.stdout)["processed"] == 1, r.stderr

@@ -127,6 +127,9 @@ def test_cli_ingest_and_recall(tmp_path: Path, s3_env: dict[str, str]) -> None:
     assert r.returncode == 2 and "not valid JSON" in r.stderr and "Traceback" not in r.stderr
     r = run_s3(["ingest", str(tmp_path / "missing.jsonl")], s3_env)
     assert r.returncode == 2 and "no such file" in r.stderr and "Traceback" not in r.stderr
+    r = run_s3(["ingest", str(tmp_path)], s3_env)  # issue 32: a folder said "no such file"
+    assert r.returncode == 2 and f"{tmp_path} is a folder, not a conversation file" in r.stderr, r.stderr
+    assert len(r.stderr.splitlines()) == 1
 
 
 def test_bench_locomo_on_one_dev_conversation(tmp_path: Path, s3_env: dict[str, str]) -> None:

@@ -186,3 +186,20 @@ def test_the_cache_reads_only_changed_episodes(home: Path, growing: Path, monkey
     assert [r for r in again if r["id"] == ep["id"]][0]["outcome"] == "FAILURE"
     metrics.cache_path(home).write_text("{broken")  # a cache: rebuilt, never an error
     assert metrics.rows(home) == again
+
+
+def test_a_project_with_no_episode_says_where_they_are_and_a_typo_is_bad_input(home: Path, growing: Path,
+                                                                              tmp_path: Path,
+                                                                              s3_env: dict[str, str]) -> None:
+    """Issue 32: `s3 metrics --project /nope` said there were no episodes at all (there were, elsewhere)."""
+    r = run_s3(["metrics", "--project", str(tmp_path / "nope")], s3_env)
+    assert r.returncode == 2 and r.stdout == "" and len(r.stderr.splitlines()) == 1, r.stderr
+    assert "--project" in r.stderr and "no such folder" in r.stderr
+    idle = project(tmp_path, "idle")
+    r = run_s3(["metrics", "--project", str(idle)], s3_env)
+    assert r.returncode == 0 and r.stdout.startswith(f"No episodes of {idle} to measure yet; 13 episodes in other")
+    r = run_s3(["metrics", "--project", str(growing / "sub")], s3_env)  # not a folder: bad input
+    assert r.returncode == 2
+    (growing / "sub").mkdir()
+    m = json.loads(run_s3(["metrics", "--project", str(growing / "sub"), "--json"], s3_env).stdout)
+    assert [p["project"] for p in m["projects"]] == [str(growing)]  # a folder inside the project: the project

@@ -192,6 +192,9 @@ def test_markdown_export_one_file_per_kind_and_one_project(state: Path, s3_env: 
                         "--json"], env=s3_env, cwd=state / "src", capture_output=True, text=True, timeout=120)
     assert json.loads(r.stdout)["project"] == str(state) and json.loads(r.stdout)["counts"]["episodes"] == 1
     assert s3(s3_env, "export", "--format", "yaml", ok=False).returncode == 2
+    typo = s3(s3_env, "export", "--project", str(state) + "-typo", "-o", str(tmp_path / "typo.json"), ok=False)
+    assert typo.returncode == 2 and "no such folder, and no memory" in typo.stderr  # issue 32: not an empty file
+    assert not (tmp_path / "typo.json").exists()
 
 
 def test_a_big_import_shows_progress_on_stderr(s3_env: dict[str, str], tmp_path: Path) -> None:

@@ -154,3 +154,14 @@ def test_unquoted_words_are_the_query_on_both_paths(filled: Path, s3_env: dict[s
         assert fast.returncode == 0 and json.loads(fast.stdout) == quoted, (args, fast.stderr)
         via_typer = CliRunner().invoke(app, args)
         assert via_typer.exit_code == 0 and json.loads(via_typer.stdout) == quoted, (args, via_typer.output)
+
+
+def test_a_project_that_names_nothing_is_bad_input(filled: Path, s3_env: dict[str, str], tmp_path: Path) -> None:
+    """Issue 32: `--project` with a typo answered "no memories"; it names neither a folder nor a recorded project."""
+    r = run_s3(["recall", "cello", "--project", "/no/such/project"], s3_env)
+    assert r.returncode == 2 and r.stdout == "" and len(r.stderr.splitlines()) == 1, r.stderr
+    assert "--project /no/such/project: no such folder" in r.stderr
+    empty = tmp_path / "empty-project"
+    empty.mkdir()
+    r = run_s3(["recall", "beagle", "--project", str(empty), "--json"], s3_env)  # a real folder: global items only
+    assert r.returncode == 0 and {x["id"] for x in json.loads(r.stdout)["results"]} == {"rule_1", "fact_1"}

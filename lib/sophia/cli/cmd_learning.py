@@ -102,6 +102,7 @@ def backfill(
     default_root = bf.codex_sessions_dir() if agent == "codex" else bf.projects_dir()
     root = (source.expanduser() if source else default_root)
     home = existing_home()
+    _check_where(bf, root, source is not None, opts.project)
     done = [0]
     bar = None
     if not json_out and not dry_run and sys.stderr.isatty():
@@ -123,6 +124,15 @@ def backfill(
         emit_json(data)
     else:
         _say_backfill(data, dry_run)
+
+
+def _check_where(bf: Any, root: Path, given: bool, project: str | None) -> None:
+    """A ``--from`` folder that does not exist, or a ``--project`` that is no folder and that no session ran
+    in, is a typo (exit 2), not "0 of 0 transcripts". Claude Code's own folder may be absent (nothing yet)."""
+    if not root.is_dir() and (given or root.exists()):
+        usage(f"--from {root}: " + ("not a folder" if root.exists() else "no such folder"))
+    if project and not Path(project).is_dir() and root.is_dir() and not bf.find(root, bf.Options(project=project)):
+        usage(f"--project {project}: no such folder, and no session under {root} ran in it")
 
 
 def _pct(x: float | None) -> str:
@@ -150,6 +160,32 @@ def _say_project(c: Any, p: dict[str, Any]) -> None:
         c.print(f"  task \"{cl['task']}\" ({_n(cl['episodes'], 'episode')}){change}", markup=False)
 
 
+def _metrics_project(home: Path, given: Path) -> str:
+    """``--project`` as recorded (cli/projects.py); a project no episode has and no folder is bad input."""
+    import os
+
+    from ..learning.metrics import rows
+    from .projects import resolve, unknown
+
+    text = os.path.normpath(str(given.expanduser()))
+    found = resolve(text, lambda p: any(r["project"] and os.path.normpath(r["project"]) == p for r in rows(home)))
+    if found is None:
+        usage(unknown(text, "episode (of 2 tool calls or more)"))
+    return found
+
+
+def _nothing_measured(home: Path, project: str | None) -> str:
+    """Why there is nothing to show: no episodes at all, or none in this project (and how many elsewhere)."""
+    if project:
+        from ..learning.metrics import rows
+
+        others = len(rows(home))
+        if others:
+            return (f"No episodes of {project} to measure yet; {_n(others, 'episode')} in other projects "
+                    "(`s3 metrics` shows them).")
+    return "No episodes to measure yet (run `s3 backfill` to read your past sessions)."
+
+
 @app.command()
 def metrics(
     project: Annotated[Path | None, typer.Option("--project", metavar="PATH",
@@ -166,13 +202,15 @@ def metrics(
     """
     from ..learning.metrics import series, trend_line
 
-    data = series(existing_home(), str(project.expanduser().resolve()) if project else None)
+    home = existing_home()
+    chosen = _metrics_project(home, project) if project else None
+    data = series(home, chosen)
     if json_out:
         emit_json(data)
         return
     c = console()
     if not data["episodes"]:
-        c.print("No episodes to measure yet (run `s3 backfill` to read your past sessions).", markup=False)
+        c.print(_nothing_measured(home, chosen), markup=False)
         return
     line = trend_line(data["trend"])
     c.print(f"Trend: {line}" if line else "Trend: not enough episodes yet (5 in each of the last two 4-week "

@@ -40,11 +40,16 @@ def export(
 
     if fmt not in FORMATS:
         usage(f"unknown --format {fmt!r} (one of {', '.join(FORMATS)})")
-    if project and Path(project).is_dir():  # `--project .`: the git root, as the hooks record it
+    folder = bool(project) and Path(str(project)).is_dir()
+    if folder:  # `--project .`: the git root, as the hooks record it
         from ..hooks.project import project_of
 
         project = project_of(project)
     doc = portable.collect(project=project)
+    if project and not folder and not sum(portable.counts(doc).values()):
+        from .projects import unknown
+
+        usage(unknown(project, "memory"))  # neither a folder nor a recorded project (cli/projects.py)
     out = output or _default_output(fmt, project)
     if fmt == "json":
         portable.export_json(doc, out)

@@ -169,6 +169,8 @@ def ingest(
 
     if fmt is not None and fmt not in FORMATS:
         usage(f"--format must be locomo or jsonl, not {fmt!r}", hint="or leave it out: the format is detected")
+    if file.is_dir():
+        usage(f"{file} is a folder, not a conversation file (give one file per conversation)")
     if not file.is_file():
         usage(f"{file}: no such file")
     try:

@@ -68,6 +68,10 @@ def run_recall(query: str | None, *, limit: int = 10, types: list[str] | None = 
     except Exception as exc:  # sqlite3.Error, OSError: a broken index
         return _err(f"cannot open the index ({exc}); run `s3 doctor --repair` or `s3 index --rebuild`", 1)
     try:
+        if project:
+            project = _project(conn, project)
+            if project is None:
+                return 2
         if queries is not None:
             return _batch(conn, queries, limit=limit, types=types, project=project, as_of=as_of,
                           known_at=known_at, home=home, out=out)
@@ -90,6 +94,20 @@ def here_projects() -> list[str]:
 
     project = project_of(os.getcwd())
     return [project] if project else []
+
+
+def _project(conn: Any, given: str) -> str | None:
+    """``--project`` as a recorded project (cli/projects.py); None, said on stderr, when it names none."""
+    from .projects import resolve, unknown
+
+    def recorded(p: str) -> bool:
+        return conn is not None and conn.execute("SELECT 1 FROM items WHERE project = ? LIMIT 1",
+                                                 (p,)).fetchone() is not None
+
+    found = resolve(given, recorded)
+    if found is None:
+        _err(unknown(given, "memory"))
+    return found
 
 
 def _bad_arguments(query: str | None, queries: Path | None, limit: int, types: list[str] | None,
