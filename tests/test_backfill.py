@@ -330,3 +330,19 @@ def test_a_folder_or_project_that_does_not_exist_is_bad_input(home: Path, tmp_pa
     session(root, gone, uuid(3))
     r = run_s3(["backfill", "--from", str(root), "--project", str(gone), "--json"], s3_env)
     assert r.returncode == 0 and json.loads(r.stdout)["processed"] == 1, r.stderr
+
+
+def test_the_last_session_is_the_newest_sessions_own_end_not_the_backfills_clock(home: Path, tmp_path: Path,
+                                                                                  s3_env: dict[str, str]) -> None:
+    root, proj = tmp_path / "projects", project(tmp_path, "shop")
+    session(root, proj, uuid(1), day="2026-03-02", age_days=9)
+    session(root, proj, uuid(2), day="2026-03-05", age_days=5)
+    bf.run(home, root, opts())
+    sm = read_json(paths.self_model_path(home))
+    assert sm["last_session"].startswith("2026-03-05T10:00:09"), sm["last_session"]
+    assert read_json(paths.user_model_path("default", home))["last_interaction"].startswith("2026-03-05T10:00:09")
+    session(root, proj, uuid(3), day="2026-01-10", age_days=1)  # an older session read later moves nothing
+    bf.run(home, root, opts())
+    assert read_json(paths.self_model_path(home))["last_session"].startswith("2026-03-05T10:00:09")
+    status = json.loads(run_s3(["status", "--json"], s3_env).stdout)
+    assert status["self_model"]["last_session"].startswith("2026-03-05T10:00:09")

@@ -322,12 +322,15 @@ def _update_models(run: _Run, cfg: dict[str, Any], new_prompts: list[str], episo
     from sophia.hooks import stats
 
     new_session = not run.state.get("session_counted")
+    ended = run.tstate.get("last_ts") if run.past else None  # a backfilled session's own end, not our clock
+    ended = ended if isinstance(ended, str) and ended else None
     stats.update_self_model(run.home, new_session=new_session, new_episode=new_episode, stamp=run.final,
-                            now=run.now)
+                            now=run.now, ended=ended)
     run.state["session_counted"] = True
     topics = list(episode.get("keywords") or []) if episode else []
     if new_prompts or topics:
-        stats.update_user_model(run.home, stats.safe_user_id(cfg), prompts=new_prompts, topics=topics, now=run.now)
+        stats.update_user_model(run.home, stats.safe_user_id(cfg), prompts=new_prompts, topics=topics, now=run.now,
+                                ended=ended)
     if run.final:
         run.state["ended_at"] = run.now
 

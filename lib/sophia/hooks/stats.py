@@ -39,11 +39,21 @@ def _default_self_model(now: str) -> dict[str, Any]:
     return data
 
 
+def _later(a: Any, b: str) -> str:
+    """The later of two ISO times (``b`` when ``a`` is not one)."""
+    from ..timeutil import parse
+
+    pa, pb = parse(a) if isinstance(a, str) else None, parse(b)
+    return a if pa is not None and pb is not None and pa > pb else b
+
+
 def update_self_model(home: Path, *, new_session: bool, new_episode: bool, stamp: bool = False,
-                      now: str | None = None) -> bool:
+                      now: str | None = None, ended: str | None = None) -> bool:
     """Count a new session / a new episode and stamp ``last_session``. Returns True if written.
 
-    ``stamp``: write ``last_session`` even when nothing is counted (the session ended).
+    ``stamp``: write ``last_session`` even when nothing is counted (the session ended). ``ended``: a
+    past session's own end (``s3 backfill``): ``last_session`` becomes it only when it is later than the
+    one recorded, so a backfill never claims a session happened at its own clock.
     """
     if not (new_session or new_episode or stamp):
         return False
@@ -57,7 +67,7 @@ def update_self_model(home: Path, *, new_session: bool, new_episode: bool, stamp
             data["total_sessions"] = int(data.get("total_sessions") or 0) + 1
         if new_episode:
             data["total_episodes"] = int(data.get("total_episodes") or 0) + 1
-        data["last_session"] = t
+        data["last_session"] = _later(data.get("last_session"), ended) if ended else t
         data["updated_at"] = t
         write_json_atomic(p, data, keep_last=_keep_last(p, home))
     return True
@@ -104,8 +114,9 @@ def safe_user_id(cfg: dict[str, Any]) -> str:
 
 
 def update_user_model(home: Path, user_id: str, *, prompts: list[str], topics: list[str],
-                      now: str | None = None) -> bool:
-    """Fold new prompts (count, affect) and episode keywords (topics) in. True if written."""
+                      now: str | None = None, ended: str | None = None) -> bool:
+    """Fold new prompts (count, affect) and episode keywords (topics) in. True if written. ``ended``: a
+    past session's end, as in :func:`update_self_model`, for ``last_interaction``."""
     t = now or iso()
     p = paths.user_model_path(user_id, home)
     with locked(p, timeout=2):
@@ -120,7 +131,7 @@ def update_user_model(home: Path, user_id: str, *, prompts: list[str], topics: l
             return False
         if prompts:
             data["interaction_count"] = int(data.get("interaction_count") or 0) + len(prompts)
-            data["last_interaction"] = t
+            data["last_interaction"] = _later(data.get("last_interaction"), ended) if ended else t
             affect = data.get("affect_state")
             if not isinstance(affect, dict):
                 affect = {"valence": 0.0, "arousal": 0.5, "stress_indicator": 0.0, "idle_minutes": 0}
