@@ -14,7 +14,8 @@
 #   order), else from its LAST occurrence (the tool's output may quote the key too).
 # - The Bash summary keeps at most the first 3 words of the command, and only words that
 #   match a strict whitelist, stopping at the first that does not: secrets (tokens,
-#   assignments, quoted strings, URLs) cannot reach the buffer by construction.
+#   assignments, quoted strings, URLs) cannot reach the buffer by construction. A leading
+#   `cd DIR &&` (or `;`) is skipped: the summary names what ran there, never the folder.
 # - Never fails the session: whatever happens, exit 0.
 set -euo pipefail
 umask 077
@@ -80,6 +81,11 @@ case $tool in
       cmd=${BASH_REMATCH[1]:0:512}
       cmd=${cmd//\\n/ }
       cmd=${cmd//\\t/ }
+      # `cd DIR && make test` is summarised by what ran there (`make test`), not by `cd` (at most 3 cd's)
+      re_cd='^[[:space:]]*cd[[:space:]]+[^;&|]*(&&|;)(.*)$'
+      for _ in 1 2 3; do
+        if [[ $cmd =~ $re_cd ]]; then cmd=${BASH_REMATCH[2]}; else break; fi
+      done
       re_w1='^[a-z][a-z0-9._+-]*$'
       re_wn='^[a-z][a-z-]*$'
       n=0

@@ -175,3 +175,17 @@ def test_a_warning_that_work_was_left_to_do_by_hand_casts_doubt() -> None:
     ev = E.judge("./setup.sh", "✅ created\n⚠️  Warning: editor symlinks may need manual setup", is_error=False)
     assert ev.ok and ev.doubt and ev.warnings
     assert not E.judge("./setup.sh", "⚠️  Warning: could not fetch from remote\ncreated", is_error=False).doubt
+
+
+def test_terminal_codes_are_not_words_of_the_output() -> None:
+    """Issue 32: an error in colour (`\\x1b[0;34m`), a title and a charset switch leave plain words only."""
+    raw = "\x1b[0;31mE   ModuleNotFoundError\x1b[0m: \x1b]0;title\x07No module \x1b(Bnamed \x1b[?25l'widgets'"
+    assert E.plain(raw) == "E   ModuleNotFoundError: No module named 'widgets'"
+    assert "\x1b" not in E.plain("half an escape \x1b")
+
+
+def test_a_compound_command_is_summarised_by_what_ran_not_by_cd() -> None:
+    assert T.bash_summary("cd /work/shop && pytest -q") == "pytest"
+    assert T.bash_summary("cd a; cd b && make test") == "make test"
+    assert T.bash_summary("cd /work/shop") == "cd"
+    assert T.bash_summary("cd x && TOKEN=abc make") == ""  # the whitelist still stops at a secret

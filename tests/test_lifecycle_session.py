@@ -121,6 +121,7 @@ def test_session_end_finalises_and_keeps_counts(home: Path, session: list[dict[s
     r = session_end.process(event(session, "SessionEnd"), home)
     ep = Episode.model_validate(read(paths.episodes_dir(home) / f"{r['episode']}.json"))
     assert ep.end_trigger == "session_end" and ep.model_extra and ep.model_extra["end_reason"] == "other"
+    assert ep.model_extra["transcript_path"] == event(session, "Stop")["transcript_path"]  # the viewer links it
     session_end.process(event(session, "Stop"), home)  # a late Stop does not undo the end
     assert read(paths.episodes_dir(home) / f"{r['episode']}.json")["end_trigger"] == "session_end"
     sm = SelfModel.model_validate(read(paths.self_model_path(home)))

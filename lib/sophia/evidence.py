@@ -33,6 +33,14 @@ NOT_RUN = frozenset({CANCELLED, DENIED, INTERRUPTED})
 VERDICTS = (OK, FAILED, UNKNOWN, CANCELLED, DENIED, INTERRUPTED)
 PROOF_LINES = 3
 PROOF_CHARS = 160
+# a terminal's colour and cursor codes (CSI), titles (OSC) and charset switches: not words of the output
+TERMINAL = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[()][A-Za-z0-9]|\x1b")
+
+
+def plain(text: str) -> str:
+    """``text`` without terminal escape codes (``\\x1b[0;34m`` and the like)."""
+    return TERMINAL.sub("", text)
+
 
 # ---------------------------------------------------------------- calls that never ran
 
@@ -204,7 +212,7 @@ _LINE_CAP = 400
 
 
 def _lines(text: str) -> list[str]:
-    out = [ln.strip() for ln in re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text or "").splitlines()]
+    out = [ln.strip() for ln in plain(text or "").splitlines()]
     return [ln for ln in out if ln and not _CLIENT_NOTES.match(ln)]
 
 

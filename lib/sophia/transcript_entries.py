@@ -39,6 +39,7 @@ _EXIT = re.compile(r"(?:Error: )?Exit code (\d{1,3})\b")
 _FIRST_WORD = re.compile(r"[a-z][a-z0-9._+-]{0,23}")
 _NEXT_WORD = re.compile(r"[a-z][a-z-]{0,15}")
 _NAME = re.compile(r"[A-Za-z0-9_:-]{1,64}")
+_CD = re.compile(r"\s*cd\s+[^;&|]*(?:&&|;)")  # `cd DIR && make`: summarised by `make`, as the buffer does
 
 
 def parse_line(raw: bytes | str) -> dict[str, Any] | None:
@@ -135,7 +136,13 @@ def result_text(content: Any, head: int = RESULT_HEAD, tail: int = RESULT_TAIL) 
 def bash_summary(command: str) -> str:
     """The first words of a command that pass the buffer's whitelist (see ``hooks/log_action.sh``)."""
     words: list[str] = []
-    for w in command[:512].split():
+    command = command[:512]
+    for _ in range(3):
+        m = _CD.match(command)
+        if m is None:
+            break
+        command = command[m.end():]
+    for w in command.split():
         if len(words) == 3:
             break
         if not words:

@@ -83,6 +83,17 @@ ms() { echo $(($(date +%s%N) / 1000000)); }
   [ "${lines[3]}" = "python3" ]
 }
 
+@test "log_action: a compound command is summarised by what ran, not by its leading cd" {
+  for c in "cd $PROJECT && pytest -q" "cd a; cd b && make test" "cd $PROJECT && TOKEN=abc make" "cd $PROJECT"; do
+    jq -c --arg c "$c" '.tool_input.command = $c' <<<"$(payload PostToolUse 1)" | "$HOOKS/log_action.sh"
+  done
+  run jq -r '.summary // "-"' "$BUF"
+  [ "${lines[0]}" = "pytest" ]
+  [ "${lines[1]}" = "make test" ]
+  [ "${lines[2]}" = "-" ]
+  [ "${lines[3]}" = "cd" ]
+}
+
 @test "log_action: malformed, empty and 10 MB payloads exit 0 fast and never print" {
   run bash -c "printf 'not json {' | '$HOOKS/log_action.sh'"
   [ "$status" -eq 0 ] && [ -z "$output" ]

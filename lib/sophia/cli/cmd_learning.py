@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -100,7 +101,7 @@ def backfill(
     except ValueError:
         usage(f"--since {since!r} is not a date", hint="give it as YYYY-MM-DD")
     default_root = bf.codex_sessions_dir() if agent == "codex" else bf.projects_dir()
-    root = (source.expanduser() if source else default_root)
+    root = Path(os.path.abspath(source.expanduser())) if source else default_root  # episodes record it
     home = existing_home()
     _check_where(bf, root, source is not None, opts.project)
     done = [0]

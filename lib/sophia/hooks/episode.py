@@ -10,6 +10,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
+from ..evidence import plain
 from ..redact import redact, redact_head, redact_obj
 from . import outcome
 from .words import STOPWORDS
@@ -111,7 +112,7 @@ def _error_line(a: dict[str, Any], detail: str | None) -> str:
     what = a.get("summary") or a.get("file") or ""
     head = f"{a.get('tool', '?')}{' ' + what if what else ''}"
     if detail:
-        text = " ".join(detail.split())[:300]
+        text = " ".join(plain(detail).split())[:300]  # no terminal colour codes in what is kept
     elif a.get("exit") not in (None, 0):
         text = f"exit {a.get('exit')}"
     else:

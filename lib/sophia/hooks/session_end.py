@@ -246,6 +246,9 @@ def _build_episode(run: _Run, episode_id: str) -> dict[str, Any]:
     reason = run.text("reason")
     if run.final and reason is not None:
         extra["end_reason"] = reason[:40]
+    transcript = run.text("transcript_path")
+    if transcript and len(transcript) <= 4096:
+        extra["transcript_path"] = transcript  # where the whole session can be read again (the viewer links it)
     ended = run.tstate.get("last_ts") if run.past else None
     episode = episode_mod.build_episode(
         session_id=run.sid, episode_id=episode_id, buffer=run.buffer, transcript=run.tstate,

@@ -26,6 +26,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..evidence import plain
 from ..redact import redact, redact_head
 from ..transcript_entries import (
     KNOWN_TYPES,
@@ -56,7 +57,6 @@ MARKER = "  [... {} prompts and tool calls left out ...]"
 MARKER_CHARS = len(MARKER.format(99999)) + 1
 FILE_WRITERS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _TAGS = re.compile(r"</?tool_use_error>")
 _WORDY = re.compile(r"\w")  # a line of rules or box-drawing says nothing
 _BARE_ERROR = re.compile(r"(?:Error: )?(?:Exit code \d+|Error)\s*:?", re.I)
@@ -96,7 +96,7 @@ def _one_line(text: str, limit: int) -> str:
 
 def _first_lines(text: str) -> str:
     """An error's first line with words in it; when that line only says "Exit code N" or "Error", the next one too."""
-    lines = [ln.strip() for ln in _TAGS.sub("", _ANSI.sub("", text)).splitlines() if _WORDY.search(ln)]
+    lines = [ln.strip() for ln in _TAGS.sub("", plain(text)).splitlines() if _WORDY.search(ln)]
     if not lines:
         return "(no message)"
     if len(lines) > 1 and _BARE_ERROR.fullmatch(lines[0]):
