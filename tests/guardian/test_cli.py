@@ -147,6 +147,10 @@ def test_allow_once_lets_exactly_the_denied_call_through_until_it_expires(tmp_pa
     assert run_hook(payload(command="git push --force origin release"), env).decision == "deny"
     lines = [json.loads(x) for x in read_log(log, 4)]
     assert [x["decision"] for x in lines][:4] == ["deny", "grant", "allowed_once", "deny"]
+    stats = json.loads(run_s3(["guardian", "stats", "--json"], cli_env).stdout)  # the grant is the user's act
+    assert stats["by_decision"] == {"deny": 2, "allowed_once": 1} and stats["total"] == 3 and stats["grants"] == 1
+    assert sum(sum(v for k, v in d.items() if k != "day") for d in stats["by_day"]) == stats["total"]
+    assert "2 denied, 0 asked, 1 let through on your allow-once grant" in run_s3(["guardian", "stats"], cli_env).stdout
     agent = run_hook(payload(command="s3 guardian allow-once --yes"), env)
     assert agent.decision == "deny" and "only the user" in agent.reason
     data = json.loads((sh / "logs" / grants.GRANTS).read_text())

@@ -85,7 +85,8 @@ def stats(
         emit_json(data)
         return
     by = data["by_decision"]
-    typer.echo(f"Last {days} days: {by.get('deny', 0)} denied, {by.get('ask', 0)} asked"
+    once = f", {by['allowed_once']} let through on your allow-once grant" if by.get("allowed_once") else ""
+    typer.echo(f"Last {days} days: {by.get('deny', 0)} denied, {by.get('ask', 0)} asked{once}"
                + (f" ({bad} unreadable log lines skipped)" if bad else ""))
     if not data["total"]:
         typer.echo("Nothing was denied or asked about.")

@@ -42,9 +42,13 @@ def read(home: Path) -> tuple[list[dict[str, Any]], int]:
 
 def summarize(entries: list[dict[str, Any]], *, days: int = 30, top: int = 10,
               now: datetime | None = None) -> dict[str, Any]:
-    """Decisions per day and rule over the last ``days`` days, and the most frequent asked commands."""
+    """Decisions per day and rule over the last ``days`` days, and the most frequent asked commands. The
+    guardian's decisions are its denies, asks and the calls it let through on an allow-once grant
+    (``allowed_once``); the grants themselves (``grant``: the user's act, not a decision) are counted
+    apart, so every figure counts the same decisions."""
     since = ((now or datetime.now(UTC)) - timedelta(days=days)).strftime("%Y-%m-%d")
-    recent = [e for e in entries if str(e.get("ts") or "")[:10] >= since]
+    window = [e for e in entries if str(e.get("ts") or "")[:10] >= since]
+    recent = [e for e in window if e.get("decision") != "grant"]
     per_day: dict[str, Counter[str]] = {}
     per_rule: Counter[tuple[str, str]] = Counter()
     asked: Counter[str] = Counter()
@@ -55,7 +59,7 @@ def summarize(entries: list[dict[str, Any]], *, days: int = 30, top: int = 10,
         if decision == "ask" and e.get("command"):
             asked[" ".join(str(e["command"]).split())[:200]] += 1
     return {
-        "days": days, "since": since, "total": len(recent),
+        "days": days, "since": since, "total": len(recent), "grants": len(window) - len(recent),
         "by_decision": dict(Counter(str(e.get("decision") or "?") for e in recent)),
         "by_day": [{"day": d, **dict(c)} for d, c in sorted(per_day.items())],
         "by_rule": [{"rule": r, "decision": d, "count": n} for (r, d), n in per_rule.most_common()],
