@@ -478,3 +478,38 @@ def test_job_control_and_option_values_make_no_command_key() -> None:
                   True)
     assert c.key == "npx tsc"
     assert C.Command("kill 4242", True).key == "kill"  # killing a process by number is the intent
+
+
+def test_the_users_edit_of_a_procedure_stands_and_its_confidence_stays_the_runs(home: Path) -> None:
+    """Issue 32 (the viewer's edit): a new line and a chosen status; later runs move the confidence but not
+    the status the user chose; choosing the runs' own status again hands it back to them."""
+    from sophia.errors import BadInput
+    from sophia.memory.files import make_item, update_items
+
+    L.learn_session(home, "s1", PROJECT, [bad("npm test", "Error: Cannot find module 'jest'"), ok("npm install"),
+                                          ok("npm test -- --ci")])
+    [item] = fixes(home)
+    P.edit(home, item["id"], "when jest is missing, `npm test -- --ci` after `npm install`", "demoted")
+    [item] = fixes(home)
+    assert item["text"].startswith(P.UNRELIABLE + "when jest is missing") and item["meta"]["user_status"] == "demoted"
+    assert item["meta"]["confidence"] == 0.667 and not any(item["id"] in ln for ln in P.session_lines(home, PROJECT))
+    L.learn_session(home, "s2", PROJECT, [ok("git pull"), ok("npm test -- --ci"), ok("ls")])
+    [item] = fixes(home)
+    assert (item["meta"]["status"], item["meta"]["confidence"]) == ("demoted", 0.75)  # the runs move it; she chose
+    P.edit(home, item["id"], "when jest is missing, `npm test -- --ci` after `npm install`", "active")
+    [item] = fixes(home)
+    assert item["meta"]["status"] == "active" and "user_status" not in item["meta"]
+    assert item["text"] == "when jest is missing, `npm test -- --ci` after `npm install`"
+    for text, status in (("x", "gone"), ("  ", "active")):
+        with pytest.raises(BadInput):
+            P.edit(home, item["id"], text, status)
+    with pytest.raises(BadInput, match="no procedure"):
+        P.edit(home, "proc_nope", "x", "active")
+    digest = make_item("proc_digest", "procedure", "deploy: build, push, tag", project=PROJECT,
+                       meta={"name": "deploy", "confidence": 0.9, "procedure_steps": ["build", "push", "tag"]})
+    with update_items("procedures", home) as items:
+        items.append(digest)
+    P.edit(home, "proc_digest", "deploy: build, push, then tag", "retired")
+    saved = next(p for p in procedures(home) if p["id"] == "proc_digest")
+    assert saved["meta"]["confidence"] == 0.9 and saved["meta"]["status"] == "retired"  # the digest's confidence
+    assert saved["text"] == "deploy: build, push, then tag"

@@ -11,7 +11,9 @@ prompt hook and ``s3 recall`` find it) with, in its ``meta``:
   said to be unreliable, never shown at SessionStart) or ``retired`` (at least :data:`RETIRE_FAILURES`
   failures, more than its successes: out of the recall index, kept in the file as a record).
 
-:func:`reverify` moves them from a later session's commands; :func:`session_lines` is SessionStart's view.
+:func:`reverify` moves them from a later session's commands; :func:`edit` is the user's change (the viewer's:
+a status they choose stands as ``user_status`` over the one the runs give); :func:`session_lines` is
+SessionStart's view.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ if TYPE_CHECKING:
     from .commands import Command
 
 CLASS_ORDER = ("test", "build", "lint", "run", "setup")
+STATUSES = ("active", "demoted", "retired")
 RETIRE_FAILURES = 3
 KEEP_EVIDENCE = 5
 KEEP_CALLS = 50  # call ids already counted, per procedure
@@ -120,11 +123,13 @@ def _merge(old: dict[str, Any], item: dict[str, Any]) -> bool:
 
 
 def _rate(item: dict[str, Any]) -> None:
-    """Confidence and status from the counts; a demoted item says so in its text."""
+    """Confidence and status from the counts (a status the user chose stands); a demoted item says so in
+    its text."""
     meta = item.setdefault("meta", {})
     s, f = int(meta.get("successes") or 1), int(meta.get("failures") or 0)
     meta["successes"], meta["failures"] = s, f
-    meta["confidence"], meta["status"] = confidence(s, f), status(s, f)
+    chosen = meta.get("user_status") if meta.get("user_status") in STATUSES else None
+    meta["confidence"], meta["status"] = confidence(s, f), chosen or status(s, f)
     text = str(item.get("text") or "").removeprefix(UNRELIABLE).split(" [failed ", 1)[0]
     item["text"] = f"{UNRELIABLE}{text} [failed {f} of {s + f} runs]" if meta["status"] != "active" else text
 
@@ -171,6 +176,49 @@ def reverify(home: Path, project: str, cmds: list[Command]) -> dict[str, list[st
     return {k: [p["id"] for p in moved if p["meta"]["status"] == k] for k in ("demoted", "retired")}
 
 
+def edit(home: Path, pid: str, text: str, chosen: str) -> dict[str, Any]:
+    """The user's change (the viewer's edit): a fix's line (what SessionStart and recall show) or a playbook's
+    command, and its status. A status other than the one its runs give is kept as the user's choice
+    (``user_status``) until they change it again; the confidence stays what the runs say (a digest's
+    procedure keeps the digest's). Under the store's
+    lock; re-indexed (a retired one leaves the index). Raises ``BadInput``."""
+    from ..errors import BadInput
+    from ..kinds import MAX_RULE_CHARS
+    from ..memory.files import update_items
+    from ..redact import redact
+    from ..timeutil import iso
+
+    clean = " ".join(redact(text).split())
+    if chosen not in STATUSES:
+        raise BadInput(f"status must be one of {', '.join(STATUSES)}, not {chosen[:40]!r}")
+    if not clean or len(clean) > MAX_RULE_CHARS:
+        raise BadInput(f"the procedure's text must be 1 to {MAX_RULE_CHARS:,} characters")
+    with update_items("procedures", home) as items:
+        proc = next((i for i in items if i.get("id") == pid), None)
+        if proc is None:
+            raise BadInput(f"no procedure {pid!r}")
+        meta = proc.setdefault("meta", {})
+        if meta.get("category") == "playbook":
+            meta["procedure_steps"] = [clean]
+            proc["text"] = f"project playbook ({meta.get('class') or 'run'}): `{clean}`"
+        else:
+            proc["text"] = clean
+        ours = meta.get("learner") == "zero_token"  # a digest's procedure has no runs: its confidence is the digest's
+        runs = status(int(meta.get("successes") or 1), int(meta.get("failures") or 0)) if ours else "active"
+        if chosen == runs:
+            meta.pop("user_status", None)
+        else:
+            meta["user_status"] = chosen
+        meta["edited_at"] = iso()
+        if ours:
+            _rate(proc)
+        else:
+            meta["status"] = chosen
+        out = dict(proc)
+    _reindex(home, [out])
+    return out
+
+
 def sweep(home: Path) -> list[str]:
     """Procedures learned before the rules of :mod:`.teachable` (or under older ones) that those rules
     refuse now (a forced fix, a command the guardian stops, a one-off value) are retired, once per
@@ -198,6 +246,7 @@ def sweep(home: Path) -> list[str]:
             why = why or teachable.one_off(" ".join([*steps, str(meta.get("failed") or "")]))
             if why:
                 meta["status"], meta["retired_why"] = "retired", why
+                meta.pop("user_status", None)  # safety first: a choice to keep it does not outlive the rule
                 retired.append(proc)
     _reindex(home, retired)
     write_json_atomic(marker, {"rules": teachable.RULES_VERSION})

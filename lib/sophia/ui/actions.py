@@ -2,6 +2,8 @@
 
 - forget a memory: ``memory.manage.forget`` (``s3 forget ID``);
 - retry or drop a digest job: ``learning.queue.retry`` / ``drop`` (``s3 digest retry|drop``);
+- edit a learned procedure's line (a playbook's command) or status: ``learning.procedures.edit`` (under
+  the procedures store's lock, redacted, re-indexed; its confidence stays what its runs say);
 - edit a rule's text or confidence: ``memory.rules.update_rules`` (the lock and atomic write every
   rule writer takes) and ``memory.indexing.upsert`` (how ``s3 learn`` indexes a rule); the text is
   capped and redacted as ``s3 learn`` does. The new confidence is the rule's base for decay from now.
@@ -62,3 +64,9 @@ def edit_rule(home: Path, rid: str, text: str, confidence: float) -> dict[str, A
         out = dict(rule)
     indexing.upsert([indexing.rule_item(out)], home)
     return out
+
+
+def edit_procedure(home: Path, pid: str, text: str, status: str) -> dict[str, Any]:
+    from ..learning import procedures
+
+    return procedures.edit(home, pid, text, status)
