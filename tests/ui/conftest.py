@@ -2,9 +2,11 @@
 
 The state: `s3 init`; a session through hooks/session_end.sh (an episode with actions and errors);
 rules by `s3 learn` (one of them hostile HTML); facts, foresight, profile, causal links, procedures and a
-scene by `s3 apply extraction`; a deny and an ask by hooks/guardian_tier1.sh; a digest job by
-hooks/compact.sh with learning on; and, when the shared data is there, the real sessions of
-shared/data/transcripts read by `s3 backfill` (their episodes, fixes and procedures).
+scene by `s3 apply extraction`; a deny and an ask by hooks/guardian_tier1.sh, then the ask let through
+once by `s3 guardian allow-once`; a digest job by hooks/compact.sh with learning on; two sessions of a
+project read by `s3 backfill` (`cd shop && pytest -q` fails in colour, a variant passes: a fix, a playbook
+command, an episode whose error came with terminal escapes); and, when the shared data is there, the real
+sessions of shared/data/transcripts read by `s3 backfill` (their episodes, fixes and procedures).
 """
 
 from __future__ import annotations
@@ -67,6 +69,7 @@ def build_state(tmp: Path) -> dict[str, Any]:
     home = tmp / ".sophia"
     s3(["init"], env)
     _backfill_shared(tmp, env)
+    shop = _backfill_own(tmp, env)
     project = tmp / "proj"
     project.mkdir()
     transcript = tmp / "t.jsonl"
@@ -82,15 +85,57 @@ def build_state(tmp: Path) -> dict[str, Any]:
     extraction["episode_id"] = episode["id"]
     extraction["links"][1]["target_id"] = episode["id"]
     s3(["apply", "extraction", "-", "--json"], env, input=json.dumps(extraction))
-    for command in ("rm -rf /", "git push --force origin main"):
+    for command in ("rm -rf /", "git push --force origin feature/x"):
         hook("guardian_tier1.sh", {"session_id": SID, "transcript_path": str(transcript), "cwd": str(project),
                                    "permission_mode": "default", "hook_event_name": "PreToolUse", "tool_name": "Bash",
                                    "tool_input": {"command": command}, "tool_use_id": "toolu_01"}, env)
+    s3(["guardian", "allow-once", "--match", "git push", "--yes"], env, input="")
+    hook("guardian_tier1.sh", {"session_id": SID, "transcript_path": str(transcript), "cwd": str(project),
+                               "permission_mode": "default", "hook_event_name": "PreToolUse", "tool_name": "Bash",
+                               "tool_input": {"command": "git push --force origin feature/x"}, "tool_use_id": "toolu_02"}, env)
     _set_config(home, learning_enabled=True)
     hook("compact.sh", {"session_id": SID, "transcript_path": str(transcript), "cwd": str(project),
                         "hook_event_name": "PreCompact", "trigger": "auto", "custom_instructions": ""}, env)
     _set_config(home, learning_enabled=False)
-    return {"env": env, "home": home, "episode": episode["id"], "rules": rules, "transcript": str(transcript)}
+    return {"env": env, "home": home, "episode": episode["id"], "rules": rules, "transcript": str(transcript),
+            "shop": str(shop), "shop_transcript": str(tmp / "own" / "shop" / f"{OWN[0]}.jsonl")}
+
+
+OWN = ("00000001-1111-4222-8333-444455556666", "00000002-1111-4222-8333-444455556666")
+ANSI_ERROR = "\x1b[0;31mE   ModuleNotFoundError: No module named 'widgets'\x1b[0m"
+
+
+def _own_session(root: Path, cwd: Path, sid: str, day: str) -> None:
+    """A session in ``cwd``: `cd DIR && pytest -q` fails (its error in terminal colours), a file is edited,
+    `pytest -q --import-mode=importlib` passes."""
+    lines: list[dict[str, Any]] = [{"type": "user", "cwd": str(cwd), "sessionId": sid, "timestamp": f"{day}T10:00:00.000Z",
+                                    "message": {"role": "user", "content": "make the widgets tests pass"}}]
+    calls = [("Bash", {"command": f"cd {cwd} && pytest -q"}, f"Exit code 1\n{ANSI_ERROR}", True),
+             ("Edit", {"file_path": f"{cwd}/src/widgets.py", "old_string": "a", "new_string": "b"}, "ok", False),
+             ("Bash", {"command": "pytest -q --import-mode=importlib"}, "3 passed in 0.1s", False)]
+    for i, (tool, inp, result, error) in enumerate(calls, 1):
+        cid = f"{sid[:8]}-t{i}"
+        lines.append({"type": "assistant", "cwd": str(cwd), "sessionId": sid, "timestamp": f"{day}T10:00:0{i}.000Z",
+                      "message": {"role": "assistant", "content": [{"type": "tool_use", "id": cid, "name": tool,
+                                                                    "input": inp}]}})
+        lines.append({"type": "user", "cwd": str(cwd), "sessionId": sid, "timestamp": f"{day}T10:00:0{i}.500Z",
+                      "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": cid,
+                                                               "content": result, "is_error": error}]}})
+    lines.append({"type": "assistant", "cwd": str(cwd), "sessionId": sid, "timestamp": f"{day}T10:00:09.000Z",
+                  "message": {"role": "assistant", "content": [{"type": "text", "text": "The tests pass now."}]}})
+    (root / f"{sid}.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+
+
+def _backfill_own(tmp: Path, env: dict[str, str]) -> Path:
+    """Two sessions of the project ``shop`` read by `s3 backfill`: a fix and a playbook command, with evidence."""
+    shop = tmp / "shop"
+    (shop / ".git").mkdir(parents=True)
+    root = tmp / "own" / "shop"
+    root.mkdir(parents=True)
+    for sid, day in zip(OWN, ("2026-03-02", "2026-03-09"), strict=True):
+        _own_session(root, shop, sid, day)
+    s3(["backfill", "--from", str(tmp / "own"), "--no-digest"], env)
+    return shop
 
 
 def _backfill_shared(tmp: Path, env: dict[str, str]) -> None:

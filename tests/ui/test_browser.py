@@ -27,10 +27,16 @@ sync_api = pytest.importorskip("playwright.sync_api", reason="browser tests: pla
 
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-PAGES = [("Overview", "overview"), ("Episodes", "episodes"), ("Rules", "rules"), ("Facts & foresight", "facts"),
-         ("Profile", "profile"), ("Scenes", "scenes"), ("Conflicts", "conflicts"), ("Team", "team"),
-         ("Digest queue", "digests"), ("Guardian", "guardian")]
-MAIN = {"overview", "search", "episode", "rules", "facts", "digests", "guardian"}  # the README shows these
+PAGES = [("Overview", "overview"), ("Episodes", "episodes"), ("Rules", "rules"), ("Procedures", "procedures"),
+         ("Facts & foresight", "facts"), ("Profile", "profile"), ("Scenes", "scenes"), ("Conflicts", "conflicts"),
+         ("Team", "team"), ("Digest queue", "digests"), ("Guardian", "guardian")]
+MAIN = {"overview", "search", "episode", "rules", "procedures", "facts", "digests", "guardian"}  # the README shows these
+# every chart label, as Chromium lays it out: inside its picture and at least this tall on the screen
+LABELS = """() => [...document.querySelectorAll('svg.chart')].flatMap(svg => {
+  const box = svg.getBoundingClientRect();
+  return [...svg.querySelectorAll('text')].map(t => { const r = t.getBoundingClientRect();
+    return {text: t.textContent, left: r.left - box.left, right: box.right - r.right, height: r.height}; });
+})"""
 
 
 class Browser:
@@ -71,6 +77,11 @@ def test_every_page_from_the_menu(browser: Browser, server: Server) -> None:
         page.wait_for_load_state()
         assert page.locator("h1").first.is_visible(), label
         assert "Traceback" not in page.content()
+        assert page.locator("p.about").first.is_visible(), f"{label}: nothing says what fills the page"
+        labels = page.evaluate(LABELS)
+        cut = [x["text"] for x in labels if x["left"] < -0.5 or x["right"] < -0.5]
+        small = [x["text"] for x in labels if x["height"] < 10]
+        assert not cut and not small, (label, cut, small)
         browser.shot(name)
     assert browser.problems == []
 
@@ -132,4 +143,34 @@ def test_forget_a_memory_and_it_is_gone_from_s3_recall(browser: Browser, state: 
     assert fs["id"] not in [r["id"] for r in after]
     page.get_by_role("link", name="back").click()
     assert "travelling in Italy" not in page.inner_text("main")
+    assert browser.problems == []
+
+
+def test_edit_then_forget_a_learned_procedure(browser: Browser, state: dict[str, Any]) -> None:
+    """Issue 32: what the zero-token learners taught is on a page, with its evidence and confidence, and a
+    person changes or forgets it there as they would a rule."""
+    env = state["env"]
+    page = browser.page
+    page.get_by_role("navigation").get_by_role("link", name="Procedures", exact=True).click()
+    shop = page.locator("section.project", has=page.get_by_role("heading", name=state["shop"], exact=True))
+    fix = shop.locator("article.procedure").first
+    assert "evidence (" in fix.inner_text() and "%" in fix.locator(".conf").inner_text()
+    fix.get_by_role("link", name="edit…").click()
+    page.wait_for_load_state()
+    page.fill("textarea[name=text]", "when `pytest -q` cannot import widgets, run `pytest -q --import-mode=importlib`")
+    page.select_option("select[name=status]", "demoted")
+    page.get_by_role("button", name="Review the change").click()
+    page.get_by_role("button", name="Save").click()
+    page.wait_for_load_state()
+    assert page.url.endswith("/procedures")
+    procs = json.loads(s3(["list", "procedures", "--json"], env).stdout)
+    edited = next(p for p in procs if "cannot import widgets" in p["text"])
+    assert edited["meta"]["status"] == "demoted" and edited["meta"]["user_status"] == "demoted"
+    card = page.locator("article.procedure", has_text="cannot import widgets")
+    assert "demoted (your choice)" in card.inner_text()
+    card.get_by_role("link", name="forget…").click()
+    page.get_by_role("button", name="Forget").click()
+    page.wait_for_load_state()
+    assert f"Forgot {edited['id']}" in page.inner_text("main")
+    assert edited["id"] not in s3(["list", "procedures", "--json"], env).stdout
     assert browser.problems == []

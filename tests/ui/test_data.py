@@ -18,6 +18,6 @@ def test_capability_history_carries_each_domain_forward_by_day(tmp_path: Path) -
     h = data.capability_history(tmp_path)
     assert h["days"] == ["2026-11-01", "2026-11-03", "2026-11-05"]
     assert h["series"] == {"python": [0.55, 0.55, 0.6], "docker": [None, 0.4, 0.4]}
-    svg = str(charts.lines(h["days"], h["series"], top=1.0))
-    assert "<svg" in svg and "python" in svg and "docker" in svg
+    svg = str(charts.time_lines(h["days"], h["series"], percent=True, step_days=1, breaks=False))
+    assert "<svg" in svg and "python" in svg and "docker" in svg and "100%" in svg
     assert data.capability_history(tmp_path / "none") == {"days": [], "series": {}}

@@ -13,7 +13,7 @@ import re
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from .conftest import DOCKER_RULE, HOSTILE, HOSTILE_RULE, Server, _set_config, s3, wait_gone
+from .conftest import DOCKER_RULE, HOSTILE, HOSTILE_RULE, OWN, Server, _set_config, s3, wait_gone
 
 
 def request(srv: Server, method: str, path: str, *, cookie: bool = True, host: str | None = None,
@@ -39,7 +39,8 @@ def csrf_of(page: str) -> str:
     return m.group(1)
 
 
-PAGES = ["/", "/episodes", "/rules", "/facts", "/profile", "/scenes", "/conflicts", "/team", "/digests", "/guardian"]
+PAGES = ["/", "/episodes", "/rules", "/procedures", "/facts", "/profile", "/scenes", "/conflicts", "/team",
+         "/digests", "/guardian"]
 
 
 def test_every_page_answers_with_the_cookie(server: Server, state: dict[str, Any]) -> None:
@@ -227,3 +228,125 @@ def test_the_overview_lists_each_gap_with_its_project_and_state(server: Server, 
     assert status == 200
     assert "<s>how the &lt;proj&gt; deploy works</s>" in body and "/w/shop; closed " in body and "by proc_fix" in body
     assert "git rebase --onto <span class=\"small\">global</span>" in body and "{&#39;id&#39;" not in body
+
+
+# ---- issue 32: what a newcomer meets in the viewer
+
+
+def _procedures(env: dict[str, str]) -> list[dict[str, Any]]:
+    return json.loads(s3(["list", "procedures", "--json"], env).stdout)
+
+
+def test_the_procedures_page_shows_what_the_learners_taught_with_evidence_and_confidence(
+        server: Server, state: dict[str, Any]) -> None:
+    procs = [p for p in _procedures(state["env"]) if p.get("project") == state["shop"]]
+    fix = next(p for p in procs if p["meta"]["category"] == "error_fix")
+    book = next(p for p in procs if p["meta"]["category"] == "playbook")
+    status, _, body = request(server, "GET", "/procedures")
+    assert status == 200
+    section = body[body.index(f"<h2>{state['shop']}</h2>"):]
+    for part in (fix["id"], book["id"], "pytest -q --import-mode=importlib", "67%", "1 success, 0 failures",
+                 "2 successes", "Playbook", "Error → fix", "evidence (1)", "evidence (2)", "3 passed in 0.1s"):
+        assert part in section, part
+    episodes = json.loads(s3(["list", "episodes", "--json"], state["env"]).stdout)
+    shop_ep = next(e["id"] for e in episodes if e["session_id"] == OWN[0])
+    assert f'href="/episodes/{shop_ep}"' in section  # each piece of evidence links its session's episode
+
+
+def test_edit_a_procedure_after_the_confirmation_and_retire_it(server: Server, state: dict[str, Any]) -> None:
+    env = state["env"]
+    fix = next(p for p in _procedures(env) if p.get("project") == state["shop"]
+               and p["meta"]["category"] == "error_fix")
+    pid = quote(fix["id"], safe="")
+    form = request(server, "GET", f"/procedures/{pid}/edit")[2]
+    assert "Edit procedure" in form and 'name="status"' in form, form
+    assert f"Confidence {round(fix['meta']['confidence'] * 100)}% from its runs" in form
+    new = "when `pytest -q` cannot import widgets, run `pytest -q --import-mode=importlib`"
+    confirm = request(server, "POST", f"/procedures/{pid}/edit", body={"csrf": csrf_of(form), "text": new,
+                                                                        "status": "active"})[2]
+    assert 'name="confirmed" value="yes"' in confirm and "Change procedure" in confirm
+    assert next(p for p in _procedures(env) if p["id"] == fix["id"])["text"] == fix["text"]  # not before it is confirmed
+    status, headers, _ = request(server, "POST", f"/procedures/{pid}/edit",
+                                 body={"csrf": csrf_of(confirm), "text": new, "status": "active", "confirmed": "yes"})
+    assert status == 303 and headers["location"] == "/procedures"
+    saved = next(p for p in _procedures(env) if p["id"] == fix["id"])
+    assert saved["text"] == new and saved["meta"]["status"] == "active" and "user_status" not in saved["meta"]
+    assert fix["id"] in [h["id"] for h in json.loads(s3(["recall", "import widgets", "--json"], env).stdout)["results"]]
+    request(server, "POST", f"/procedures/{pid}/edit",
+            body={"csrf": csrf_of(confirm), "text": new, "status": "retired", "confirmed": "yes"})
+    saved = next(p for p in _procedures(env) if p["id"] == fix["id"])
+    assert saved["meta"]["status"] == "retired" and saved["meta"]["user_status"] == "retired"
+    assert saved["meta"]["confidence"] == fix["meta"]["confidence"]  # the runs say it; the user does not
+    assert fix["id"] not in s3(["recall", "import widgets", "--json"], env).stdout  # out of recall
+    status, _, body = request(server, "POST", f"/procedures/{pid}/edit",
+                              body={"csrf": csrf_of(confirm), "text": new, "status": "gone", "confirmed": "yes"})
+    assert status == 400 and "status must be one of" in body
+
+
+def test_forget_a_procedure_through_the_viewer(server: Server, state: dict[str, Any]) -> None:
+    env = state["env"]
+    book = next(p for p in _procedures(env) if p.get("project") == state["shop"] and p["meta"]["category"] == "playbook")
+    page = request(server, "GET", f"/forget/{quote(book['id'], safe='')}")[2]
+    assert "pytest -q --import-mode=importlib" in page
+    status, _, body = request(server, "POST", f"/forget/{quote(book['id'], safe='')}", body={"csrf": csrf_of(page)})
+    assert status == 200 and f"Forgot {book['id']}" in body and 'href="/procedures"' in body
+    assert book["id"] not in [p["id"] for p in _procedures(env)]
+
+
+LEARNED_BY_DIGESTS = ("/", "/rules", "/procedures", "/facts", "/profile", "/scenes", "/digests")
+
+
+def test_every_page_says_what_fills_it_and_whether_learning_is_on(server: Server, state: dict[str, Any]) -> None:
+    config = str(state["home"] / "config.json")
+    for path in PAGES:
+        body = request(server, "GET", path)[2]
+        assert body.count('class="about') >= 1, path
+        if path in LEARNED_BY_DIGESTS:
+            assert f"Automatic learning: off (turn on: learning_enabled true in {config}" in body, path
+    _set_config(state["home"], learning_enabled=True)
+    try:
+        assert "Automatic learning: on: finished sessions are digested" in request(server, "GET", "/facts")[2]
+    finally:
+        _set_config(state["home"], learning_enabled=False)
+    facts = request(server, "GET", "/scenes")[2]
+    assert "Consolidation builds and grows them" in facts
+
+
+def test_the_episode_page_shows_plain_errors_a_real_label_and_the_transcript(server: Server,
+                                                                             state: dict[str, Any]) -> None:
+    episodes = json.loads(s3(["list", "episodes", "--json"], state["env"]).stdout)
+    ep = next(e for e in episodes if e["session_id"] == OWN[0])
+    assert ep["transcript_path"] == state["shop_transcript"]
+    assert ep["errors"] and all(e.startswith("Bash pytest: ") and "\x1b" not in e for e in ep["errors"]), ep["errors"]
+    body = request(server, "GET", f"/episodes/{ep['id']}")[2]
+    assert "No module named" in body and "\x1b" not in body and "[0;31m" not in body
+    assert "<b>Bash</b> <code>pytest</code>" in body and "Bash cd" not in body and "<code>cd</code>" not in body
+    assert state["shop_transcript"] in body
+
+
+def test_the_overview_speaks_plainly_and_counts_one_set_of_guardian_decisions(server: Server) -> None:
+    body = request(server, "GET", "/")[2]
+    assert "migrations" not in body and "m001_items" not in body and "its layout is up to date" in body
+    m = re.search(r"(\d+) decisions in the last 30 days:\s*(.*?)(; and (\d+) allow-once grants? you gave)?\. <a",
+                  body, re.S)
+    assert m, body[body.index("</svg>", body.index("Guardian decisions")):][:600]
+    shown = {k: int(v) for k, v in re.findall(r'class="d-(\w+)">[^<]*? (\d+)</span>', m.group(2))}
+    assert shown == {"deny": 1, "ask": 1, "allowed_once": 1} and m.group(4) == "1"  # the grant: not a decision
+    assert list(shown) == ["deny", "ask", "allowed_once"]  # in the legend's order
+    assert sum(shown.values()) == int(m.group(1))
+    chart = body[body.index("<h2>Guardian decisions per day</h2>"):body.index("</svg>", body.index(
+        "<h2>Guardian decisions per day</h2>"))]
+    bars = re.findall(r'<rect [^>]*fill="(#\w+)"><title>[^<]*: (\d+)</title>', chart)
+    assert sum(int(n) for _, n in bars) == int(m.group(1))  # the chart counts what the headline counts
+
+
+def test_one_colour_per_verdict_in_the_charts_and_the_log(server: Server) -> None:
+    from sophia.ui.charts import VERDICTS
+
+    css = request(server, "GET", "/static/style.css")[2]
+    log = request(server, "GET", "/guardian")[2]
+    for verdict, colour in VERDICTS.items():
+        assert f".d-{verdict} {{ color: {colour};" in css, verdict
+    chart = log[:log.index("</svg>")]
+    for verdict in ("deny", "ask", "allowed_once"):
+        assert f'fill="{VERDICTS[verdict]}"' in chart and f'class="d-{verdict}"' in log, verdict

@@ -1,7 +1,9 @@
 """The viewer's Starlette app: server-rendered Jinja2 pages (autoescaped), no script.
 
 ``build(home, token, hosts)`` returns the ASGI app wrapped in :class:`security.Guard`. Pages read
-through ``ui.data``; the four writes go through ``ui.actions`` after a confirmation page.
+through ``ui.data``; the writes (forget, edit a rule or a learned procedure, retry or drop a digest job) go
+through ``ui.actions`` after a confirmation page. Every page says what fills it; what is shown passes
+through ``evidence.plain`` (no terminal escape codes) and Jinja's autoescape.
 """
 
 from __future__ import annotations
@@ -11,10 +13,11 @@ from typing import Any
 from urllib.parse import parse_qs, quote
 
 import jinja2
+from markupsafe import Markup
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import FileResponse, RedirectResponse, Response
+from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 from starlette.templating import Jinja2Templates
 
@@ -26,12 +29,12 @@ from .cache import Slow, stat_key
 from .security import Guard, csrf_for
 
 HERE = Path(__file__).parent
-NAV = (("/", "Overview"), ("/episodes", "Episodes"), ("/rules", "Rules"), ("/facts", "Facts & foresight"),
-       ("/profile", "Profile"), ("/scenes", "Scenes"), ("/conflicts", "Conflicts"), ("/team", "Team"),
-       ("/digests", "Digest queue"), ("/guardian", "Guardian"))
+NAV = (("/", "Overview"), ("/episodes", "Episodes"), ("/rules", "Rules"), ("/procedures", "Procedures"),
+       ("/facts", "Facts & foresight"), ("/profile", "Profile"), ("/scenes", "Scenes"), ("/conflicts", "Conflicts"),
+       ("/team", "Team"), ("/digests", "Digest queue"), ("/guardian", "Guardian"))
 # where to go back to after forgetting a memory of a kind
 BACK = {"episode": "/episodes", "rule": "/rules", "fact": "/facts", "foresight": "/facts", "profile": "/profile",
-        "scene": "/scenes"}
+        "scene": "/scenes", "procedure": "/procedures"}
 
 
 class Pages:
@@ -39,10 +42,12 @@ class Pages:
 
     def __init__(self, home: Path, token: str) -> None:
         self.home, self.csrf = home, csrf_for(token)
-        env = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True)
+        env = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True,
+                                 finalize=_plain)
         env.filters["pct"] = lambda x: "-" if x is None else f"{round(float(x) * 100)}%"
         env.filters["q"] = lambda s: quote(str(s), safe="")
-        env.globals["NAV"] = NAV
+        env.filters["code"] = _code_spans
+        env.globals.update(NAV=NAV, VERDICT_LABELS=charts.VERDICT_LABELS)
         self.templates = Jinja2Templates(env=env)
         ed, logs = paths.episodes_dir(home), paths.logs_dir(home)
         self.growth = Slow(lambda: data.growth(home), lambda: stat_key(ed))
@@ -52,7 +57,7 @@ class Pages:
         self.guardian_log = Slow(lambda: data.guardian(home), lambda: stat_key(logs / "guardian_blocks.jsonl"))
 
     def render(self, request: Request, name: str, status: int = 200, **ctx: Any) -> Response:
-        ctx.update(csrf=self.csrf, path=request.url.path)
+        ctx.update(csrf=self.csrf, path=request.url.path, learning=data.learning(self.home))
         return self.templates.TemplateResponse(request, name, ctx, status_code=status)
 
     # ------------------------------------------------------------ pages
@@ -61,20 +66,10 @@ class Pages:
         sm = data.self_model(self.home)
         g = self.growth.get() or {"weeks": [], "trend_line": None, "episodes": None, "projects": []}
         caps = sorted(sm.get("capabilities", {}).items(), key=lambda kv: -kv[1]["proficiency"])
-        weeks = [w["week"] for w in g["weeks"]]
-        growth_chart = charts.lines(weeks, {"success rate": [w["success_rate"] for w in g["weeks"]],
-                                            "failure rate (tool calls)": [w["failure_rate"] for w in g["weeks"]]},
-                                    top=1.0, title="per week")
-        by_project = _per_project_chart(g["projects"], weeks)
-        steps_chart = charts.bars(weeks, [w["steps_per_episode"] or 0 for w in g["weeks"]], "steps per episode")
-        caps_chart = charts.bars([n for n, _ in caps][:12], [r["proficiency"] for _, r in caps][:12], "proficiency")
-        hist = data.capability_history(self.home)
-        caps_history = charts.lines(hist["days"], hist["series"], top=1.0, title="proficiency by day")
         gd = self.guardian_log.get() or data.guardian_empty()
-        return self.render(request, "overview.html", sm=sm, caps=caps, growth=g, growth_chart=growth_chart,
-                           steps_chart=steps_chart, caps_chart=caps_chart, caps_history=caps_history, by_project=by_project, guardian_chart=_guardian_chart(gd),
-                           guardian=gd["summary"], storage=self.storage.get() or {"sizes": {}, "home": str(self.home),
-                                                                                   "index_error": "measuring…"})
+        storage = self.storage.get() or {"sizes": {}, "home": str(self.home), "index_error": "measuring…"}
+        return self.render(request, "overview.html", sm=sm, caps=caps, growth=g, guardian=gd["summary"],
+                           storage=storage, **_overview_charts(g, caps, data.capability_history(self.home), gd))
 
     def episodes(self, request: Request) -> Response:
         q = request.query_params
@@ -93,6 +88,11 @@ class Pages:
 
     def rules(self, request: Request) -> Response:
         return self.render(request, "rules.html", rules=data.rules(self.home))
+
+    def procedures(self, request: Request) -> Response:
+        groups = data.procedures(self.home)
+        total = sum(len(g[k]) for g in groups for k in ("playbook", "fixes", "digest"))
+        return self.render(request, "procedures.html", groups=groups, total=total)
 
     def facts(self, request: Request) -> Response:
         facts, foresight = data.listed(self.home, "facts"), data.listed(self.home, "foresight")
@@ -113,7 +113,8 @@ class Pages:
 
     def digests(self, request: Request) -> Response:
         d = data.digests(self.home)
-        chart = charts.bars([x["day"] for x in d["per_day"]], [x["cost_usd"] for x in d["per_day"]], "USD")
+        chart = charts.time_bars([x["day"] for x in d["per_day"]], {"USD": [x["cost_usd"] for x in d["per_day"]]},
+                                 title="cost per day (USD)", empty="nothing spent yet")
         return self.render(request, "digests.html", d=d, chart=chart)
 
     def guardian(self, request: Request) -> Response:
@@ -121,7 +122,9 @@ class Pages:
         return self.render(request, "guardian.html", g=gd, chart=_guardian_chart(gd))
 
     def style(self, request: Request) -> Response:
-        return FileResponse(HERE / "static" / "style.css", media_type="text/css")
+        """The sheet, and each guardian verdict's colour from ``charts.VERDICTS`` (the charts' own)."""
+        verdicts = "".join(f".d-{k} {{ color: {c}; font-weight: 600; }}\n" for k, c in charts.VERDICTS.items())
+        return Response((HERE / "static" / "style.css").read_text(encoding="utf-8") + verdicts, media_type="text/css")
 
     # ------------------------------------------------------------ confirmations and writes
 
@@ -146,6 +149,29 @@ class Pages:
         if rule is None:
             raise HTTPException(404, "no such rule")
         return self.render(request, "rule_edit.html", rule=rule)
+
+    def edit_procedure_form(self, request: Request) -> Response:
+        proc = next((p for g in data.procedures(self.home) for k in ("fixes", "playbook", "digest") for p in g[k]
+                     if p.get("id") == request.path_params["pid"]), None)
+        if proc is None:
+            raise HTTPException(404, "no such procedure")
+        from ..learning.procedures import STATUSES, UNRELIABLE
+
+        text = str(proc.get("text") or "").removeprefix(UNRELIABLE).split(" [failed ", 1)[0]
+        return self.render(request, "procedure_edit.html", proc=proc, text=text, statuses=STATUSES)
+
+    async def edit_procedure(self, request: Request) -> Response:
+        pid = request.path_params["pid"]
+        form = await _form(request)
+        text, status = form.get("text", ""), form.get("status", "")
+        if form.get("confirmed") != "yes":
+            return self.render(request, "confirm.html", action=f"/procedures/{quote(pid, safe='')}/edit",
+                               verb="Save", title=f"Change procedure {pid}?", item={"id": pid, "text": text},
+                               fields={"text": text, "status": status, "confirmed": "yes"},
+                               note=f"Status {status}. Its text is replaced (redacted); its confidence stays what "
+                                    "its runs say.")
+        await _threaded(actions.edit_procedure, self.home, pid, text, status)
+        return RedirectResponse("/procedures", status_code=303)
 
     async def edit_rule(self, request: Request) -> Response:
         rid = request.path_params["rid"]
@@ -194,19 +220,61 @@ class Pages:
         return self.render(request, "error.html", status=400, title="Cannot do that", message=str(exc))
 
 
-def _per_project_chart(projects: list[dict[str, Any]], weeks: list[str]) -> Any:
-    """Success per week in the busiest projects: what the kit got better (or worse) at, over time."""
+def _code_spans(text: Any) -> Markup:
+    """Escaped text whose `backticked` parts (commands, paths) are shown as code."""
+    import re
+    from html import escape
+
+    from ..evidence import plain
+
+    return Markup(re.sub(r"`([^`\n]+)`", r"<code>\1</code>", escape(plain(str(text or "")), quote=True)))
+
+
+def _plain(value: Any) -> Any:
+    """What a template prints: stored text without terminal escape codes (charts, already markup, as they are)."""
+    if isinstance(value, str) and not isinstance(value, Markup):
+        from ..evidence import plain
+
+        return plain(value)
+    return value
+
+
+def _overview_charts(g: dict[str, Any], caps: list[Any], hist: dict[str, Any], gd: dict[str, Any]) -> dict[str, Any]:
+    """The overview's charts: rates as percentages, weeks and days at their dates."""
+    weeks = [w["week"] for w in g["weeks"]]
+    none_yet = "no episodes measured yet (2 tool calls or more; `s3 backfill` reads the sessions you already had)"
+    return {
+        "growth_chart": charts.time_lines(weeks, {"sessions that succeeded": [w["success_rate"] for w in g["weeks"]],
+                                                  "tool calls that failed": [w["failure_rate"] for w in g["weeks"]]},
+                                          percent=True, title="per week", empty=none_yet),
+        "steps_chart": charts.time_bars(weeks, {"steps per episode": [w["steps_per_episode"] or 0 for w in g["weeks"]]},
+                                        step_days=7, title="steps per episode per week", empty=none_yet),
+        "by_project": _per_project_chart(g["projects"], weeks, none_yet),
+        "caps_chart": charts.hbars([n for n, _ in caps][:12], [r["proficiency"] for _, r in caps][:12], percent=True,
+                                   title="proficiency", empty="no capabilities yet"),
+        "caps_history": charts.time_lines(hist["days"], hist["series"], percent=True, step_days=1, breaks=False,
+                                          title="proficiency by day", empty="no reflection has rated one yet"),
+        "guardian_chart": _guardian_chart(gd),
+    }
+
+
+def _per_project_chart(projects: list[dict[str, Any]], weeks: list[str], empty: str) -> Any:
+    """Success per week in the busiest projects, each named by enough of its path to tell it apart."""
+    names = charts.short_names([p["project"] for p in projects])
     series = {}
     for p in projects:
         rate = {w["week"]: w["success_rate"] for w in p["weeks"]}
-        series[Path(p["project"]).name or p["project"]] = [rate.get(w) for w in weeks]
-    return charts.lines(weeks, series, top=1.0, title="success per week by project")
+        series[names[p["project"]]] = [rate.get(w) for w in weeks]
+    return charts.time_lines(weeks, series, percent=True, title="success per week by project", empty=empty)
 
 
 def _guardian_chart(gd: dict[str, Any]) -> Any:
+    """Every verdict the headline counts (denied, asked, allowed once), each in its one colour."""
     days = gd["summary"]["by_day"]
-    return charts.stacked_bars([d["day"][5:] for d in days], {k: [d.get(k, 0) for d in days] for k in ("deny", "ask")},
-                               "guardian decisions per day")
+    kinds_ = [k for k in charts.VERDICTS if any(d.get(k) for d in days)] or ["deny", "ask"]
+    return charts.time_bars([d["day"] for d in days], {k: [d.get(k, 0) for d in days] for k in kinds_},
+                            colours=charts.VERDICTS, names=charts.VERDICT_LABELS, title="guardian decisions per day",
+                            empty="the guardian has not asked, denied or let anything through once in these days")
 
 
 def _int(raw: str | None, default: int) -> int:
@@ -233,6 +301,9 @@ def build(home: Path, token: str, hosts: frozenset[str]) -> Guard:
     routes = [
         Route("/", p.overview), Route("/episodes", p.episodes), Route("/episodes/{eid}", p.episode),
         Route("/rules", p.rules), Route("/rules/{rid}/edit", p.edit_rule_form, methods=["GET"]),
+        Route("/procedures", p.procedures),
+        Route("/procedures/{pid}/edit", p.edit_procedure_form, methods=["GET"]),
+        Route("/procedures/{pid}/edit", p.edit_procedure, methods=["POST"]),
         Route("/rules/{rid}/edit", p.edit_rule, methods=["POST"]),
         Route("/facts", p.facts), Route("/profile", p.profile), Route("/scenes", p.scenes),
         Route("/conflicts", p.conflicts), Route("/team", p.team), Route("/digests", p.digests),

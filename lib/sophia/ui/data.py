@@ -107,6 +107,11 @@ def storage(home: Path) -> dict[str, Any]:
     if paths.index_db_path(home).exists():
         try:
             out["index"] = rebuild.stats(home)
+            from ..index.db import MIGRATIONS
+
+            done, known = len(out["index"]["migrations"]), len(MIGRATIONS)
+            out["index"]["layout"] = ("up to date" if done >= known else f"older than this kit's ({done} of {known} "
+                                      "changes; the next write brings it up to date)")
         except sqlite3.Error as exc:
             out["index_error"] = f"{exc} (run `s3 doctor --repair`)"
     else:
@@ -179,15 +184,83 @@ def episode(home: Path, eid: str) -> dict[str, Any] | None:
 
 
 def _transcript_of(home: Path, session_id: str) -> str | None:
-    """The transcript a session's digest job recorded (the hooks keep no other pointer to it)."""
+    """The transcript of an episode built before episodes recorded it: the session's state (while the hooks
+    keep it), else what ``s3 backfill`` read it from, else its digest job."""
     if not session_id:
         return None
+    from ..atomic import read_json
+    from ..errors import SophiaError
+    from ..hooks import backfill
     from ..learning import queue
 
+    try:
+        state = read_json(paths.buffers_dir(home) / f"{session_id}.state.json", default=None)
+        path = ((state or {}).get("transcript") or {}).get("path") if isinstance(state, dict) else None
+        if isinstance(path, str) and path:
+            return path
+        record = read_json(backfill.record_path(home), default=None)
+    except (SophiaError, OSError, ValueError):
+        record = None
+    for path, entry in ((record or {}).get("transcripts") or {}).items() if isinstance(record, dict) else ():
+        if isinstance(entry, dict) and entry.get("session") == session_id:
+            return str(path)
     for j in queue.jobs(home):
         if j.get("session_id") == session_id and j.get("transcript"):
             return str(j["transcript"])
     return None
+
+
+def procedures(home: Path) -> list[dict[str, Any]]:
+    """What the learners taught, per project (busiest first): its playbook, its error -> fix procedures
+    (surest first) and the procedures a digest wrote; each with its confidence, runs, status and
+    evidence (the session's episode when it is known)."""
+    episode_of = _episodes_by_session(home)
+    groups: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    for it in listed(home, "procedures"):
+        view = _procedure_view(it, episode_of)
+        group = groups.setdefault(it.get("project") or "", {"playbook": [], "fixes": [], "digest": []})
+        group[view["category"]].append(view)
+    for g in groups.values():
+        g["fixes"].sort(key=lambda v: (v["status"] != "active", -(v["confidence"] or 0), -v["sessions"]))
+        g["playbook"].sort(key=lambda v: (v["status"] != "active", str(v["meta"].get("class") or "")))
+    return [{"project": p, **g} for p, g in sorted(groups.items(), key=lambda kv: -sum(map(len, kv[1].values())))]
+
+
+def _procedure_view(it: dict[str, Any], episode_of: dict[str, str]) -> dict[str, Any]:
+    meta: dict[str, Any] = it["meta"] if isinstance(it.get("meta"), dict) else {}
+    cat = meta.get("category")
+    evidence = []
+    for ev in meta.get("evidence") or []:
+        if not isinstance(ev, dict):
+            continue
+        calls = ev.get("calls") or {}
+        n = sum(len(v) if isinstance(v, list) else 1 for v in calls.values() if v) if isinstance(calls, dict) else 0
+        evidence.append({"session": ev.get("session"), "episode": episode_of.get(str(ev.get("session"))),
+                         "at": ev.get("at"), "calls": n, "proof": [str(x) for x in ev.get("proof") or []][:5]})
+    return {**it, "meta": meta, "category": "fixes" if cat == "error_fix" else "playbook" if cat == "playbook"
+            else "digest", "confidence": meta.get("confidence"), "status": str(meta.get("status") or "active"),
+            "successes": int(meta.get("successes") or 0), "failures": int(meta.get("failures") or 0),
+            "sessions": int(meta.get("sessions") or len(it.get("source_ids") or []) or 1), "evidence": evidence,
+            "steps": [str(s) for s in meta.get("procedure_steps") or meta.get("steps") or []]}
+
+
+def _episodes_by_session(home: Path) -> dict[str, str]:
+    from ..episode_store import read_index
+
+    try:
+        entries = read_index(home).get("entries") or []
+    except Exception:  # noqa: BLE001 - a link is a convenience; `s3 doctor` names a broken index
+        return {}
+    return {str(e["session_id"]): str(e["id"]) for e in entries if isinstance(e, dict) and e.get("session_id")}
+
+
+def learning(home: Path) -> dict[str, Any]:
+    """Whether automatic learning is on, said as the installer says it (what it costs, how to switch it)."""
+    from ..config_defaults import load
+    from ..install.learning import describe
+
+    cfg = load(paths.config_path(home))[0]
+    return {"on": bool(cfg.get("learning_enabled")), "line": describe(paths.config_path(home))}
 
 
 def rules(home: Path) -> list[dict[str, Any]]:
