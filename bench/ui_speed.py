@@ -3,7 +3,7 @@
     PYTHONPATH=lib python bench/ui_speed.py [--episodes 10000] [--rounds 30] [--json]
 
 Builds the synthetic home of bench/hook_speed.py (10k episodes over 20 projects, 300 rules, 50
-foresight, the recall index), adds 5,000 guardian log lines and 2,000 digest ledger lines, starts the
+foresight, the recall index), adds 5,000 guardian log lines, 2,000 digest ledger lines and 400 learned procedures, starts the
 real `s3 ui --no-open` and times whole HTTP requests (keep-alive, one client, the page read to its
 end) round-robin with the baseline: the viewer's stylesheet (the same server, the guard and the
 routing, no state read). Each page's first (cold) load is reported apart. Bar (issue 17): every
@@ -52,10 +52,34 @@ def add_logs(home: Path, n_guardian: int = 5000, n_ledger: int = 2000, seed: int
                                 "stage": "extract", "ok": True, "cost_usd": 0.01, "tokens": 1200}) + "\n")
 
 
+def add_procedures(home: Path, n: int = 400) -> None:
+    """What the zero-token learners keep: ``n`` error -> fix procedures over the projects of the episodes,
+    each with five pieces of evidence naming real sessions (the page links each to its episode)."""
+    from sophia.episode_store import read_index
+    from sophia.learning import procedures as P
+    from sophia.memory.files import update_items
+
+    entries = [e for e in read_index(home).get("entries") or [] if e.get("session_id")]
+    items = []
+    for i in range(n):
+        ep = entries[i % len(entries)]
+        project = ep.get("project") or f"/work/p{i % 20}"
+        fix = {"failed": f"make test{i}", "error": f"Error: missing module m{i}", "fix": f"make test{i} -j1",
+               "steps": ["make clean"], "key": f"make test{i}", "class": "test",
+               "calls": {"failed": [f"toolu_f{i}"], "fixed": f"toolu_x{i}"},
+               "proof": [f"{i} passed in 0.1s"]}
+        item = P.fix_item(fix, project, ep["id"], ep["session_id"], "2026-10-01T00:00:00Z")
+        item["meta"]["evidence"] = [{**item["meta"]["evidence"][0], "session": entries[(i + k) % len(entries)]
+                                     ["session_id"]} for k in range(P.KEEP_EVIDENCE)]
+        items.append(item)
+    with update_items("procedures", home) as stored:
+        stored.extend(items)
+
+
 def pages(home: Path) -> list[str]:
     first = sorted((home / "episodes").glob("ep_*.json"))[-1].stem
     return ["/", "/episodes", "/episodes?q=docker+compose+cache", "/episodes?q=postgres+migration&as_of=2025-06-01",
-            f"/episodes/{first}", "/rules", "/facts", "/profile", "/scenes", "/conflicts", "/digests", "/guardian"]
+            f"/episodes/{first}", "/rules", "/procedures", "/facts", "/profile", "/scenes", "/conflicts", "/digests", "/guardian"]
 
 
 def get(conn: http.client.HTTPConnection, path: str, token: str) -> float:
@@ -107,6 +131,7 @@ def main() -> int:
         made = make_home(base, args.episodes)
         home = Path(made["home"])
         add_logs(home)
+        add_procedures(home)
         env = {**os.environ, "HOME": str(base), "SOPHIA_HOME": str(home), "PYTHONPATH": str(ROOT / "lib"),
                "SOPHIA_RECALL_SEMANTIC": "0"}
         proc = subprocess.Popen([sys.executable, "-m", "sophia.cli.entry", "ui", "--no-open"], env=env,

@@ -350,3 +350,21 @@ def test_one_colour_per_verdict_in_the_charts_and_the_log(server: Server) -> Non
     chart = log[:log.index("</svg>")]
     for verdict in ("deny", "ask", "allowed_once"):
         assert f'fill="{VERDICTS[verdict]}"' in chart and f'class="d-{verdict}"' in log, verdict
+
+
+def test_the_procedures_page_is_paged_and_shows_each_once(state: dict[str, Any], monkeypatch: Any) -> None:
+    from sophia.ui import data
+
+    monkeypatch.setattr(data, "PROCEDURES_PAGE", 3)
+    seen: list[str] = []
+    page = 0
+    while True:
+        got = data.procedures(state["home"], page)
+        ids = [p["id"] for g in got["groups"] for k in ("playbook", "fixes", "digest") for p in g[k]]
+        assert 0 < len(ids) <= 3 and got["total"] == len(_procedures(state["env"]))
+        seen += ids
+        if not got["has_next"]:
+            break
+        page += 1
+    assert page > 0 and sorted(seen) == sorted(p["id"] for p in _procedures(state["env"]))
+    assert data.procedures(state["home"], page + 1)["groups"] == []

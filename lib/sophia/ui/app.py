@@ -90,9 +90,7 @@ class Pages:
         return self.render(request, "rules.html", rules=data.rules(self.home))
 
     def procedures(self, request: Request) -> Response:
-        groups = data.procedures(self.home)
-        total = sum(len(g[k]) for g in groups for k in ("playbook", "fixes", "digest"))
-        return self.render(request, "procedures.html", groups=groups, total=total)
+        return self.render(request, "procedures.html", **data.procedures(self.home, _int(request.query_params.get("page"), 0)))
 
     def facts(self, request: Request) -> Response:
         facts, foresight = data.listed(self.home, "facts"), data.listed(self.home, "foresight")
@@ -151,8 +149,7 @@ class Pages:
         return self.render(request, "rule_edit.html", rule=rule)
 
     def edit_procedure_form(self, request: Request) -> Response:
-        proc = next((p for g in data.procedures(self.home) for k in ("fixes", "playbook", "digest") for p in g[k]
-                     if p.get("id") == request.path_params["pid"]), None)
+        proc = data.procedure(self.home, request.path_params["pid"])
         if proc is None:
             raise HTTPException(404, "no such procedure")
         from ..learning.procedures import STATUSES, UNRELIABLE
@@ -232,7 +229,7 @@ def _code_spans(text: Any) -> Markup:
 
 def _plain(value: Any) -> Any:
     """What a template prints: stored text without terminal escape codes (charts, already markup, as they are)."""
-    if isinstance(value, str) and not isinstance(value, Markup):
+    if isinstance(value, str) and "\x1b" in value and not isinstance(value, Markup):
         from ..evidence import plain
 
         return plain(value)

@@ -210,25 +210,58 @@ def _transcript_of(home: Path, session_id: str) -> str | None:
     return None
 
 
-def procedures(home: Path) -> list[dict[str, Any]]:
+PROCEDURES_PAGE = 60  # procedures per page (each shows its evidence)
+_PROC_KINDS = ("playbook", "fixes", "digest")
+
+
+def procedures(home: Path, page: int = 0) -> dict[str, Any]:
     """What the learners taught, per project (busiest first): its playbook, its error -> fix procedures
     (surest first) and the procedures a digest wrote; each with its confidence, runs, status and
-    evidence (the session's episode when it is known)."""
-    episode_of = _episodes_by_session(home)
+    evidence (the session's episode when it is known). One page of :data:`PROCEDURES_PAGE`, in that order."""
     groups: dict[str, dict[str, list[dict[str, Any]]]] = {}
-    for it in listed(home, "procedures"):
-        view = _procedure_view(it, episode_of)
-        group = groups.setdefault(it.get("project") or "", {"playbook": [], "fixes": [], "digest": []})
-        group[view["category"]].append(view)
-    for g in groups.values():
-        g["fixes"].sort(key=lambda v: (v["status"] != "active", -(v["confidence"] or 0), -v["sessions"]))
-        g["playbook"].sort(key=lambda v: (v["status"] != "active", str(v["meta"].get("class") or "")))
-    return [{"project": p, **g} for p, g in sorted(groups.items(), key=lambda kv: -sum(map(len, kv[1].values())))]
+    items = listed(home, "procedures")
+    for it in items:
+        group = groups.setdefault(it.get("project") or "", {k: [] for k in _PROC_KINDS})
+        group[_category(it)].append(it)
+    order = [(p, k, it) for p, g in sorted(groups.items(), key=lambda kv: -sum(map(len, kv[1].values())))
+             for k in _PROC_KINDS for it in sorted(g[k], key=_PROC_ORDER[k])]
+    start = max(0, page) * PROCEDURES_PAGE
+    episode_of = _episodes_by_session(home) if order[start:start + PROCEDURES_PAGE] else {}
+    shown: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    for p, k, it in order[start:start + PROCEDURES_PAGE]:
+        shown.setdefault(p, {x: [] for x in _PROC_KINDS})[k].append(_procedure_view(it, episode_of))
+    return {"groups": [{"project": p, **g} for p, g in shown.items()], "total": len(items), "page": page,
+            "has_next": start + PROCEDURES_PAGE < len(order)}
+
+
+def procedure(home: Path, pid: str) -> dict[str, Any] | None:
+    """One procedure as the page shows it (the edit form's), or None."""
+    it = next((i for i in listed(home, "procedures") if i.get("id") == pid), None)
+    return None if it is None else _procedure_view(it, _episodes_by_session(home))
+
+
+def _meta(it: dict[str, Any]) -> dict[str, Any]:
+    return it["meta"] if isinstance(it.get("meta"), dict) else {}
+
+
+def _category(it: dict[str, Any]) -> str:
+    cat = _meta(it).get("category")
+    return "fixes" if cat == "error_fix" else "playbook" if cat == "playbook" else "digest"
+
+
+def _active(it: dict[str, Any]) -> bool:
+    return str(_meta(it).get("status") or "active") == "active"
+
+
+_PROC_ORDER: dict[str, Any] = {
+    "playbook": lambda it: (not _active(it), str(_meta(it).get("class") or "")),
+    "fixes": lambda it: (not _active(it), -float(_meta(it).get("confidence") or 0), -int(_meta(it).get("sessions") or 1)),
+    "digest": lambda it: str(it.get("timestamp") or ""),
+}
 
 
 def _procedure_view(it: dict[str, Any], episode_of: dict[str, str]) -> dict[str, Any]:
-    meta: dict[str, Any] = it["meta"] if isinstance(it.get("meta"), dict) else {}
-    cat = meta.get("category")
+    meta = _meta(it)
     evidence = []
     for ev in meta.get("evidence") or []:
         if not isinstance(ev, dict):
@@ -237,8 +270,7 @@ def _procedure_view(it: dict[str, Any], episode_of: dict[str, str]) -> dict[str,
         n = sum(len(v) if isinstance(v, list) else 1 for v in calls.values() if v) if isinstance(calls, dict) else 0
         evidence.append({"session": ev.get("session"), "episode": episode_of.get(str(ev.get("session"))),
                          "at": ev.get("at"), "calls": n, "proof": [str(x) for x in ev.get("proof") or []][:5]})
-    return {**it, "meta": meta, "category": "fixes" if cat == "error_fix" else "playbook" if cat == "playbook"
-            else "digest", "confidence": meta.get("confidence"), "status": str(meta.get("status") or "active"),
+    return {**it, "meta": meta, "category": _category(it), "confidence": meta.get("confidence"), "status": str(meta.get("status") or "active"),
             "successes": int(meta.get("successes") or 0), "failures": int(meta.get("failures") or 0),
             "sessions": int(meta.get("sessions") or len(it.get("source_ids") or []) or 1), "evidence": evidence,
             "steps": [str(s) for s in meta.get("procedure_steps") or meta.get("steps") or []]}
