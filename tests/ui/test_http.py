@@ -251,6 +251,7 @@ def test_the_procedures_page_shows_what_the_learners_taught_with_evidence_and_co
     episodes = json.loads(s3(["list", "episodes", "--json"], state["env"]).stdout)
     shop_ep = next(e["id"] for e in episodes if e["session_id"] == OWN[0])
     assert f'href="/episodes/{shop_ep}"' in section  # each piece of evidence links its session's episode
+    assert "session of 2026-03-02" in section and "session of 2026-03-09" in section  # its own date, not backfill's
 
 
 def test_edit_a_procedure_after_the_confirmation_and_retire_it(server: Server, state: dict[str, Any]) -> None:

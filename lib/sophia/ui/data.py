@@ -260,7 +260,7 @@ _PROC_ORDER: dict[str, Any] = {
 }
 
 
-def _procedure_view(it: dict[str, Any], episode_of: dict[str, str]) -> dict[str, Any]:
+def _procedure_view(it: dict[str, Any], episode_of: dict[str, dict[str, Any]]) -> dict[str, Any]:
     meta = _meta(it)
     evidence = []
     for ev in meta.get("evidence") or []:
@@ -268,7 +268,8 @@ def _procedure_view(it: dict[str, Any], episode_of: dict[str, str]) -> dict[str,
             continue
         calls = ev.get("calls") or {}
         n = sum(len(v) if isinstance(v, list) else 1 for v in calls.values() if v) if isinstance(calls, dict) else 0
-        evidence.append({"session": ev.get("session"), "episode": episode_of.get(str(ev.get("session"))),
+        entry = episode_of.get(str(ev.get("session"))) or {}
+        evidence.append({"session": ev.get("session"), "episode": entry.get("id"), "when": entry.get("timestamp"),
                          "at": ev.get("at"), "calls": n, "proof": [str(x) for x in ev.get("proof") or []][:5]})
     return {**it, "meta": meta, "category": _category(it), "confidence": meta.get("confidence"), "status": str(meta.get("status") or "active"),
             "successes": int(meta.get("successes") or 0), "failures": int(meta.get("failures") or 0),
@@ -276,14 +277,14 @@ def _procedure_view(it: dict[str, Any], episode_of: dict[str, str]) -> dict[str,
             "steps": [str(s) for s in meta.get("procedure_steps") or meta.get("steps") or []]}
 
 
-def _episodes_by_session(home: Path) -> dict[str, str]:
+def _episodes_by_session(home: Path) -> dict[str, dict[str, Any]]:
     from ..episode_store import read_index
 
     try:
         entries = read_index(home).get("entries") or []
     except Exception:  # noqa: BLE001 - a link is a convenience; `s3 doctor` names a broken index
         return {}
-    return {str(e["session_id"]): str(e["id"]) for e in entries if isinstance(e, dict) and e.get("session_id")}
+    return {str(e["session_id"]): e for e in entries if isinstance(e, dict) and e.get("session_id") and e.get("id")}
 
 
 def learning(home: Path) -> dict[str, Any]:
