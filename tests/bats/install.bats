@@ -551,7 +551,7 @@ torch_choice() {
   run "$SRC/install.sh" --no-embeddings </dev/null
   [ "$status" -eq 0 ] || { echo "$output"; false; }
   [[ $output != *"Turn automatic learning on"* ]]
-  [[ $output == *"learning:   off (turn on: learning_enabled true in $HOME/.sophia/config.json; it costs tokens, at most 20 jobs and \$0.50 a day)"* ]]
+  [[ $output == *"learning:   off (turn on: \`s3 config set learning_enabled true\`; it costs tokens, at most 20 jobs and \$0.50 a day)"* ]]
   [[ $output == *"run \`s3 backfill\` to learn from the Claude Code sessions you already had"* ]]
   run pyq 'import json,sys; print(json.load(open(sys.argv[1]))["learning_enabled"])' "$HOME/.sophia/config.json"
   [ "$output" = False ]

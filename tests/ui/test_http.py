@@ -298,12 +298,11 @@ LEARNED_BY_DIGESTS = ("/", "/rules", "/procedures", "/facts", "/profile", "/scen
 
 
 def test_every_page_says_what_fills_it_and_whether_learning_is_on(server: Server, state: dict[str, Any]) -> None:
-    config = str(state["home"] / "config.json")
     for path in PAGES:
         body = request(server, "GET", path)[2]
         assert body.count('class="about') >= 1, path
         if path in LEARNED_BY_DIGESTS:
-            assert f"Automatic learning: off (turn on: learning_enabled true in {config}" in body, path
+            assert "Automatic learning: off (turn on: <code>s3 config set learning_enabled true</code>" in body, path
     _set_config(state["home"], learning_enabled=True)
     try:
         assert "Automatic learning: on: finished sessions are digested" in request(server, "GET", "/facts")[2]

@@ -45,8 +45,8 @@ def describe(config: Path) -> str:
     jobs, usd = caps(cfg)
     if cfg["learning_enabled"]:
         return (f"on: finished sessions are digested by your own `claude`, headless; at most {jobs} jobs "
-                f"and ${usd:.2f} a day (turn off: learning_enabled false in {config})")
-    return f"off (turn on: learning_enabled true in {config}; it costs tokens, at most {jobs} jobs and ${usd:.2f} a day)"
+                f"and ${usd:.2f} a day (turn off: `s3 config set learning_enabled false`)")
+    return f"off (turn on: `s3 config set learning_enabled true`; it costs tokens, at most {jobs} jobs and ${usd:.2f} a day)"
 
 
 def set_switch(config: Path, on: bool) -> bool:
