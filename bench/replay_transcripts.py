@@ -83,7 +83,8 @@ def tool_events(obj: dict[str, Any], calls: dict[str, dict[str, Any]]) -> list[d
     return out
 
 
-def replay(path: Path, env: dict[str, str], show: int, again: bool = False) -> dict[str, Any]:
+def replay(path: Path, env: dict[str, str], show: int, again: bool = False, guard: bool = False) -> dict[str, Any]:
+    """One session through the hooks (``guard``: the guardian's PreToolUse too, before each tool call)."""
     lines = path.read_bytes().splitlines(keepends=True)
     sid = next((o["sessionId"] for o in map(parse_line, lines) if o and isinstance(o.get("sessionId"), str)),
                path.stem)
@@ -112,7 +113,12 @@ def replay(path: Path, env: dict[str, str], show: int, again: bool = False) -> d
                     samples.append((prompt[:100], text))
             fh.write(raw)
             if obj.get("type") == "assistant" and not obj.get("isSidechain"):
-                calls.update({c["id"]: c for c in tool_calls(obj)})
+                for c in tool_calls(obj):
+                    calls[c["id"]] = c
+                    if guard:
+                        fh.flush()
+                        hook("guardian_tier1", {**base, "hook_event_name": "PreToolUse", "tool_name": c["tool"],
+                                                "tool_input": c["input"], "tool_use_id": c["id"]}, env)
             for ev in tool_events(obj, calls) if obj.get("type") == "user" else ():
                 fh.flush()
                 hook("log_action", {**base, **ev}, env)
