@@ -6,9 +6,8 @@ loopback TCP, so a flagged call costs a connect and a few reads instead of start
 Started detached by SessionStart and, when none answers, by the guardian hook (which then falls back
 to ``run.py`` for that call). Standard library only, like ``run.py``.
 
-- One per state home: the flock on ``run/guardian/lock``; a second copy exits at once.
-- ``run/guardian/resident`` (0600, in a 0700 folder, written atomically once listening): the port, the
-  request secret, the answer secret, the kit's lib folder as the hook names it, the pid. One line each.
+- One per state home, its key file and lock in ``run/guardian/`` (:mod:`sophia.resident`, which the
+  hook runner's resident shares).
 - One request per connection, in one write: NUL-terminated fields, ``S3G1 <request secret>`` (wrong:
   the connection is closed, nothing answered), then (``=value``, or empty when unset) HOME, TMPDIR, PWD,
   CLAUDE_PROJECT_DIR, CLAUDE_PLUGIN_ROOT, SOPHIA_HOME, SOPHIA_GUARDIAN_TESTING,
@@ -32,12 +31,18 @@ from __future__ import annotations
 import os
 import sys
 
-KEY = "resident"
+if __name__ == "__main__":  # started as a file (python -I -S .../resident.py): run the package's module
+    import importlib
+
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    sys.exit(importlib.import_module("sophia.guardian.resident").entry())
+
+from .. import resident as base  # noqa: E402
+
+KIND = "guardian"
 MAGIC = b"S3G1 "
 FIELDS = ("HOME", "TMPDIR", "PWD", "CLAUDE_PROJECT_DIR", "CLAUDE_PLUGIN_ROOT", "SOPHIA_HOME",
           "SOPHIA_GUARDIAN_TESTING", "SOPHIA_GUARDIAN_SYNC_LOG", "SOPHIA_GUARDIAN_TIMEOUT")
-MAX_REQUEST = 16 << 20
-IO_TIMEOUT_S = 2.0
 WARM = ("ls -la | grep x 2>&1", "rm -rf build/ && git push --force origin main", "curl -s \"$URL\" | jq '.a'",
         "find . -name '*.py' -exec sed -i 's/a/b/' {} +", "python -c 'import os; os.remove(\"x\")'")
 
@@ -47,123 +52,23 @@ if TYPE_CHECKING:
 
 
 def state_dir(home: str) -> str:
-    return os.path.join(home, "run", "guardian")
+    return base.state_dir(home, KIND)
 
 
-class Resident:
+class Resident(base.Resident):
+    magic = MAGIC
+
     def __init__(self, home: str, lib: str, idle: float, check: float) -> None:
-        import secrets
-
-        self.home, self.lib, self.idle, self.check = home, lib, idle, check
-        self.dir = state_dir(home)
-        self.key_path = os.path.join(self.dir, KEY)
-        self.req = secrets.token_hex(32).encode()
-        self.ans = secrets.token_hex(32).encode()
-        self.key_text = b""
-        self.sources: dict[str, float] = {}
-
-    # ---- start and stop
-
-    def listen(self) -> socket.socket:
-        import socket
-
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.bind(("127.0.0.1", 0))
-        sock.listen(64)
-        port = sock.getsockname()[1]
-        self.key_text = b"%d\n%s\n%s\n%s\n%d\n" % (port, self.req, self.ans, self.lib.encode(), os.getpid())
-        from ..atomic import write_bytes_atomic
-
-        write_bytes_atomic(self.key_path, self.key_text)
-        return sock
-
-    def watch_sources(self) -> None:
-        """Remember the mtime of every loaded module of the kit (and this file)."""
-        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        for mod in list(sys.modules.values()):
-            f = getattr(mod, "__file__", None)
-            if f and os.path.abspath(f).startswith(root + os.sep):
-                try:
-                    self.sources[f] = os.stat(f).st_mtime_ns
-                except OSError:
-                    pass
-        self.sources[os.path.abspath(__file__)] = os.stat(os.path.abspath(__file__)).st_mtime_ns
-
-    def gone(self) -> str:
-        """Why this process should stop now ('' to go on)."""
-        if not os.path.isdir(self.home):
-            return "state home gone"
-        try:
-            with open(self.key_path, "rb") as fh:
-                if fh.read(4096) != self.key_text:
-                    return "key file replaced"
-        except OSError:
-            return "key file gone"
-        for f, mtime in self.sources.items():
-            try:
-                if os.stat(f).st_mtime_ns != mtime:
-                    return f"code changed ({f})"
-            except OSError:
-                return f"code gone ({f})"
-        return ""
-
-    def cleanup(self) -> None:
-        try:
-            with open(self.key_path, "rb") as fh:
-                mine = fh.read(4096) == self.key_text
-            if mine:
-                os.unlink(self.key_path)
-        except OSError:
-            pass
-
-    # ---- serving
-
-    def serve(self, sock: socket.socket) -> str:
-        """Answer connections until a reason to stop; returns it."""
-        import contextlib
-        import select
-        import time
-
-        last = checked = time.monotonic()
-        while True:
-            ready, _, _ = select.select([sock], [], [], self.check)
-            now = time.monotonic()
-            if ready:
-                try:
-                    conn, _addr = sock.accept()
-                except OSError:
-                    conn = None
-                if conn is not None:
-                    with conn, contextlib.suppress(Exception):  # one bad request never ends the service
-                        self.one(conn)
-                    last = now = time.monotonic()
-            if now - last >= self.idle:
-                return "idle"
-            if now - checked >= self.check:
-                checked = now
-                why = self.gone()
-                if why:
-                    return why
+        super().__init__(home, KIND, lib, idle, check)
 
     def one(self, conn: socket.socket) -> None:
         """One request: the secret, the fields and payload, the answer, then the log."""
-        import contextlib
-        import hmac
-        import socket
-
         from .. import paths
         from . import hook
 
-        conn.settimeout(IO_TIMEOUT_S)
-        with contextlib.suppress(OSError):
-            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        try:
-            parts = _read_fields(conn, len(FIELDS) + 2)
-        except OSError:
+        parts = self.open_request(conn, len(FIELDS) + 1)
+        if parts is None:
             return
-        if parts is None or not hmac.compare_digest(parts[0], MAGIC + self.req):
-            return
-        parts = parts[1:]
         env = {k: v[1:].decode("utf-8", "surrogateescape") for k, v in zip(FIELDS, parts, strict=False) if v[:1] == b"="}
         env["SOPHIA_HOME"] = paths.home_str(env)  # as hook.main resolves it
         sync = env.get("SOPHIA_GUARDIAN_SYNC_LOG") == "1"
@@ -179,31 +84,6 @@ class Resident:
             hook.write_log(detach=False, resident=True)
 
 
-def _read_fields(conn: socket.socket, n: int) -> list[bytes] | None:
-    """n NUL-terminated fields (the last may be large)."""
-    chunks: list[bytes] = []
-    seen = size = 0
-    while seen < n:
-        chunk = conn.recv(1 << 16)
-        if not chunk:
-            return None
-        chunks.append(chunk)
-        size += len(chunk)
-        seen += chunk.count(b"\0")
-        if size > MAX_REQUEST:
-            return None
-    return b"".join(chunks).split(b"\0")[:n]
-
-
-def _args(argv: list[str]) -> dict[str, str]:
-    out: dict[str, str] = {}
-    it = iter(argv)
-    for a in it:
-        if a.startswith("--") and a[2:] in ("home", "lib", "idle", "check"):
-            out[a[2:]] = next(it, "")
-    return out
-
-
 def _warm(home: str) -> None:
     """Import the analyzer and compile its lazy patterns before the first real call (no log)."""
     from .hook import decide
@@ -215,48 +95,22 @@ def _warm(home: str) -> None:
 
 def main(argv: list[str]) -> int:
     from .. import paths
-    from ..locking import try_flock
 
-    a = _args(argv)
+    a = base.args(argv)
     home = a.get("home") or paths.home_str()
     lib = a.get("lib") or os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     if not os.path.isdir(home):
         return 0
-    # Detach: its own session, and no descriptor but stdio kept from whoever started it (a pipe held
-    # open here would keep a caller waiting for its end: a test runner, a hook runner).
-    try:
-        os.setsid()
-    except OSError:
-        pass
-    os.closerange(3, 65536)
-    os.makedirs(state_dir(home), mode=0o700, exist_ok=True)
-    os.chmod(state_dir(home), 0o700)
-    lock = try_flock(os.path.join(state_dir(home), "lock"))
-    if lock is None:
+    base.detach()
+    if base.take_lock(home, KIND) is None:
         return 0  # one is running already
     r = Resident(home, lib, float(a.get("idle") or 1800), float(a.get("check") or 5))
-    import signal
-
-    signal.signal(signal.SIGTERM, lambda _s, _f: sys.exit(0))
-    try:
-        _warm(home)
-        r.watch_sources()
-        sock = r.listen()
-        r.serve(sock)
-    finally:
-        r.cleanup()
+    base.run(r, lambda: _warm(home), os.path.abspath(__file__))
     return 0
 
 
-def _entry() -> int:
+def entry() -> int:
     try:
-        sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-        from sophia.guardian.resident import main as real_main
-
-        return real_main(sys.argv[1:])
+        return main(sys.argv[1:])
     except BaseException:  # noqa: BLE001 - a daemon of convenience: any failure just ends it, quietly
         return 0
-
-
-if __name__ == "__main__":
-    sys.exit(_entry())
