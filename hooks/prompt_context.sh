@@ -3,7 +3,8 @@
 # UserPromptSubmit: recall memories relevant to the prompt and inject the few above the
 # relevance threshold (with their ids); prints nothing when nothing is relevant.
 # The work is done by the standard-library module lib/sophia/hooks/prompt_context.py, started through
-# lib/sophia/hooks/launch.py (python -I -S) so that it loads from cached bytecode.
+# lib/sophia/hooks/launch.py (python -I -S) so that it loads from cached bytecode, or by the resident hook runner
+# when one answers (sophia_hook in hooks/lib/common.sh: no Python started).
 # Never fails the session: any error exits 0 with at most one line on stderr.
 set -euo pipefail
 _here=${BASH_SOURCE[0]}
@@ -11,4 +12,4 @@ _here=${BASH_SOURCE[0]}
 _here=${_here%/*}
 # shellcheck source=hooks/lib/common.sh
 . "$_here/lib/common.sh" 2>/dev/null || { echo "sophia ${BASH_SOURCE[0]##*/}: hooks/lib/common.sh is missing; reinstall the kit" >&2; exit 0; }
-sophia_py_file sophia/hooks/launch.py prompt_context
+sophia_hook prompt_context

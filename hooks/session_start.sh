@@ -6,7 +6,8 @@
 # In a plugin install without a venv yet, also kicks off hooks/lib/bootstrap_venv.sh detached; starts the
 # guardian's resident analyzer detached.
 # The work is done by the standard-library module lib/sophia/hooks/session_start.py, started through
-# lib/sophia/hooks/launch.py (python -I -S) so that it loads from cached bytecode.
+# lib/sophia/hooks/launch.py (python -I -S) so that it loads from cached bytecode, or by the resident hook runner
+# when one answers (sophia_hook in hooks/lib/common.sh: no Python started).
 # Never fails the session: any error exits 0 with at most one line on stderr.
 set -euo pipefail
 _here=${BASH_SOURCE[0]}
@@ -23,4 +24,4 @@ fi
 if [[ -d $SOPHIA_HOME && ${SOPHIA_GUARDIAN_RESIDENT:-1} != 0 ]] && sophia_python; then
   "$PY" -I -S "$SOPHIA_LIB/sophia/guardian/resident.py" --home "$SOPHIA_HOME" --lib "$SOPHIA_LIB" </dev/null >/dev/null 2>&1 &
 fi
-sophia_py_file sophia/hooks/launch.py session_start
+sophia_hook session_start

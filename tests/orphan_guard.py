@@ -22,7 +22,9 @@ import pytest
 
 PR_SET_CHILD_SUBREAPER = 36
 GRACE_SECONDS = 3.0
-RESIDENT = "sophia/guardian/resident.py"
+# the residents live as long as their state home (a test's ends with the test): the guardian's analyzer, and
+# the hook runner (a one-shot hook that stayed on: launch.py ... --serve)
+RESIDENTS = ("sophia/guardian/resident.py", "sophia/hooks/launch.py")
 
 
 def _stat(pid: int) -> tuple[int, str] | None:
@@ -94,7 +96,7 @@ class OrphanGuard:
         for pid, cmd in descendants(os.getpid()).items():
             if pid in self.baseline:
                 continue
-            if RESIDENT in cmd:  # the guardian's resident analyzer lives as long as its state home: a test's ends here
+            if any(r in cmd for r in RESIDENTS):  # a resident of the test's state home: it ends here
                 with contextlib.suppress(OSError):
                     os.kill(pid, signal.SIGTERM)
                 continue

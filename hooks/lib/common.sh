@@ -19,7 +19,8 @@
 # Functions: note MSG (one line to stderr), sophia_python (from env.sh: sets PY to a real interpreter,
 # never a pyenv shim, cached in $SOPHIA_HOME/run/python), sophia_py MODULE ARGS... (runs a stdlib-only module of
 # ours as "$PY" -I -S with SOPHIA_LIB on sys.path), sophia_py_file FILE ARGS... (runs "$PY" -I -S
-# "$SOPHIA_LIB/FILE"), sophia_read_stdin (reads the whole hook payload into SOPHIA_INPUT).
+# "$SOPHIA_LIB/FILE"), sophia_read_stdin (reads the whole hook payload into SOPHIA_INPUT), sophia_hook NAME
+# (runs the Python hook lib/sophia/hooks/NAME.py: by the resident hook runner, else one-shot).
 
 umask 077
 set -E
@@ -80,9 +81,85 @@ sophia_py_file() {
   "$PY" -I -S "$SOPHIA_LIB/$file" "$@"
 }
 
-# Reads the whole payload (one JSON object) from stdin into SOPHIA_INPUT, with builtins only.
+# Reads the whole payload (one JSON object) from stdin into SOPHIA_INPUT, with builtins only. `read -N`
+# reads a pipe in blocks (`read -d ''` reads it one byte per system call: 0.3 s for 100 KB); LC_ALL=C
+# makes N a byte count.
 # shellcheck disable=SC2034  # SOPHIA_INPUT is read by the sourcing hook
 sophia_read_stdin() {
+  local LC_ALL=C
   SOPHIA_INPUT=
-  IFS= read -r -d '' SOPHIA_INPUT || true
+  IFS= read -r -N 33554432 SOPHIA_INPUT || true
+}
+
+# sophia_hook NAME: do hook NAME's work (lib/sophia/hooks/NAME.py) on this hook's payload (stdin) and
+# return its exit code. By the resident hook runner of this kit and state home when one answers
+# (lib/sophia/hooks/resident.py: the modules already loaded, no Python started); else one-shot
+# (python -I -S launch.py NAME), which then stays on as that resident. SOPHIA_HOOK_RESIDENT=0: one-shot
+# only, and none is started.
+sophia_hook() {
+  local name=$1 rc=0
+  if [[ ${SOPHIA_HOOK_RESIDENT:-1} == 0 ]]; then
+    sophia_py_file sophia/hooks/launch.py "$name"
+    return
+  fi
+  if ! _sophia_resident_open; then
+    sophia_py_file sophia/hooks/launch.py "$name" --serve "$SOPHIA_LIB"
+    return
+  fi
+  sophia_read_stdin
+  _sophia_resident_ask "$name" || rc=$?
+  exec 8>&-
+  case $rc in
+    0) return "$_s3_code" ;;
+    3) note "the resident hook runner did not answer in time; skipped"; return 0 ;;
+    4) sophia_py_file sophia/hooks/launch.py "$name" <<<"$SOPHIA_INPUT" ;; # it declined: one-shot
+    *) sophia_py_file sophia/hooks/launch.py "$name" --serve "$SOPHIA_LIB" <<<"$SOPHIA_INPUT" ;;
+  esac
+}
+
+# The resident hook runner's key file (0600 in a 0700 folder, -O: ours) names its port, pid, two secrets
+# and the lib folder it runs: the payload goes only to a live pid of ours (kill -0) running this kit.
+# Opens fd 8 to it; returns 1 (nothing opened) when there is none.
+_sophia_resident_open() {
+  local dir=$SOPHIA_HOME/run/hooks port="" lib="" pid=""
+  local key=$dir/resident
+  _s3_rq="" _s3_ra=""
+  [[ -e $key && -O $dir && -O $key ]] || return 1
+  { IFS= read -r port && IFS= read -r _s3_rq && IFS= read -r _s3_ra && IFS= read -r lib && IFS= read -r pid; } <"$key" 2>/dev/null || return 1
+  [[ $port =~ ^[0-9]+$ && $pid =~ ^[0-9]+$ && ${#_s3_rq} -ge 32 && ${#_s3_ra} -ge 32 && $lib == "$SOPHIA_LIB" ]] || return 1
+  kill -0 "$pid" 2>/dev/null || return 1
+  { exec 8<>"/dev/tcp/127.0.0.1/$port"; } 2>/dev/null || return 1
+}
+
+# Sends the request on fd 8: the secret, the hook's name, folder, exported environment and payload, in one
+# write; reads the answer: a head line (answer secret, exit code or "-", stdout and stderr byte counts),
+# then both. 0: answered (printed; its code in _s3_code); 3: no answer within 4 s (the work may still be
+# done there: not run twice); 4: declined; 1: no whole answer (the resident is gone).
+_sophia_resident_ask() {
+  local k ra code olen elen out="" err=""
+  local -a req=("S3H1 $_s3_rq" "$1" "$PWD") env=()
+  for k in ${!A*} ${!B*} ${!C*} ${!D*} ${!E*} ${!F*} ${!G*} ${!H*} ${!I*} ${!J*} ${!K*} ${!L*} ${!M*} ${!N*} \
+    ${!O*} ${!P*} ${!Q*} ${!R*} ${!S*} ${!T*} ${!U*} ${!V*} ${!W*} ${!X*} ${!Y*} ${!Z*} ${!a*} ${!b*} ${!c*} \
+    ${!d*} ${!e*} ${!f*} ${!g*} ${!h*} ${!i*} ${!j*} ${!k*} ${!l*} ${!m*} ${!n*} ${!o*} ${!p*} ${!q*} ${!r*} \
+    ${!s*} ${!t*} ${!u*} ${!v*} ${!w*} ${!x*} ${!y*} ${!z*} ${!_*}; do
+    [[ -n ${!k+x} && ${!k@a} == *x* ]] && env+=("$k=${!k}")
+  done
+  trap '' PIPE # a peer that closes early makes printf fail, not kill this hook
+  printf '%s\0' "${req[@]}" "${#env[@]}" "${env[@]}" "$SOPHIA_INPUT" >&8 2>/dev/null || return 1
+  IFS=' ' read -r -t 4 -u 8 ra code olen elen 2>/dev/null || { (($? > 128)) && return 3; return 1; }
+  [[ $ra == "$_s3_ra" && $olen =~ ^[0-9]+$ && $elen =~ ^[0-9]+$ ]] || return 1
+  [[ $code == - ]] && return 4
+  [[ $code =~ ^[0-9]+$ ]] || return 1
+  _sophia_read_n "$olen" out || return 1
+  _sophia_read_n "$elen" err || return 1
+  [[ -z $out ]] || printf '%s' "$out"
+  [[ -z $err ]] || printf '%s' "$err" >&2
+  _s3_code=$code
+}
+
+# _sophia_read_n N VAR: N bytes from fd 8 into VAR (in blocks: `read -N`; LC_ALL=C counts bytes).
+_sophia_read_n() {
+  local LC_ALL=C
+  (($1)) || return 0
+  IFS= read -r -N "$1" -t 4 -u 8 "$2" 2>/dev/null
 }
