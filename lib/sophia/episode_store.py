@@ -57,13 +57,24 @@ def archive_path(year: str, home: Path | None = None) -> Path:
     return paths.episodes_dir(home) / f"index_archive_{year}.json"
 
 
+# Episode files and the index keep one action, one entry per line (``atomic.dumps``): written fast.
+DEPTH = 2
+
+
+def write_episode(episode: dict[str, Any], home: Path | None = None, *, durable: bool = True) -> Path:
+    """Write the episode file (``durable=False``: no fsync, for the rewrite after every turn)."""
+    path = episode_path(episode["id"], home)
+    write_json_atomic(path, episode, durable=durable, depth=DEPTH)
+    return path
+
+
 def upsert_episode(episode: dict[str, Any], home: Path | None = None) -> None:
     """Write the episode file and upsert its index entry (idempotent for the same id)."""
-    write_json_atomic(episode_path(episode["id"], home), episode)
+    write_episode(episode, home)
     upsert_index_entries([index_entry(episode)], home)
 
 
-def upsert_index_entries(entries: list[dict[str, Any]], home: Path | None = None) -> None:
+def upsert_index_entries(entries: list[dict[str, Any]], home: Path | None = None, *, durable: bool = True) -> None:
     p = paths.episode_index_path(home)
     with locked(p):
         index = _load_index(p)
@@ -80,7 +91,7 @@ def upsert_index_entries(entries: list[dict[str, Any]], home: Path | None = None
         index["entries"] = keep
         index["total_episodes"] = int(index.get("total_episodes") or 0) + new_count
         index["last_updated"] = iso()
-        write_json_atomic(p, index)
+        write_json_atomic(p, index, durable=durable, depth=DEPTH)
 
 
 def _archive(entries: list[dict[str, Any]], home: Path | None) -> None:
@@ -95,7 +106,7 @@ def _archive(entries: list[dict[str, Any]], home: Path | None) -> None:
             known = {e.get("id") for e in data["entries"]}
             data["entries"].extend(e for e in items if e.get("id") not in known)
             data["entries"].sort(key=lambda e: str(e.get("timestamp") or ""), reverse=True)
-            write_json_atomic(ap, data)
+            write_json_atomic(ap, data, depth=DEPTH)
 
 
 def read_index(home: Path | None = None) -> dict[str, Any]:

@@ -142,10 +142,22 @@ _PLAIN = re.compile(r"[A-Za-z0-9 .,/()\[\]{}+#%~^*!?|]{0,63}")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
+_NAMES: dict[str, bool] = {}
+
+
 def is_secret_name(name: str) -> bool:
     """True when a variable / key / flag name says it holds a secret (``DB_PASSWORD``, ``x_token``,
     ``--api-key``, ``accessToken``), False for names of a secret's properties (``token_type``,
     ``max_tokens``, ``password_file``)."""
+    known = _NAMES.get(name)
+    if known is None:
+        if len(_NAMES) >= _SEEN_MAX:
+            _NAMES.clear()
+        known = _NAMES[name] = _secret_name(name)
+    return known
+
+
+def _secret_name(name: str) -> bool:
     n = _CAMEL.sub("_", name).lower().lstrip("-").replace("-", "_").replace(".", "_")
     if not n or n in _BENIGN_NAMES or not _SECRET_WORD.search(n):
         return False
@@ -209,14 +221,31 @@ def _mask_tail(m: re.Match[str]) -> str:
     return f"{m.group(1)}{MASK}"
 
 
+# Answers for short texts already redacted by this process: a long-lived one (the resident hook runner)
+# redacts the same action lines, paths and prompts on every Stop of a session. Bounded; emptied when full.
+_SEEN: dict[str, str] = {}
+_SEEN_MAX_CHARS = 512
+_SEEN_MAX = 20_000
+
+
 def redact(text: str) -> str:
     """Return ``text`` with secrets replaced by ``[REDACTED]`` (``<private>`` spans removed)."""
     if not text or not isinstance(text, str):
         return text
     if len(text) < 64 and "A" not in text and _PLAIN.fullmatch(text):
         return text  # a key, an id, a word: no rule below can match (the all-alnum AWS/Google keys start with A)
+    short = len(text) <= _SEEN_MAX_CHARS
+    if short:
+        done = _SEEN.get(text)
+        if done is not None:
+            return done
     low = text.lower()  # each rule runs only if its trigger is in the text
-    return _mask_options(_mask_named(_mask_shapes(text, low), low), low)
+    out = _mask_options(_mask_named(_mask_shapes(text, low), low), low)
+    if short:
+        if len(_SEEN) >= _SEEN_MAX:
+            _SEEN.clear()
+        _SEEN[text] = out
+    return out
 
 
 def _mask_shapes(out: str, low: str) -> str:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from sophia import paths
-from sophia.atomic import read_json, write_json_atomic
+from sophia.atomic import read_json
 from sophia.errors import SophiaError
 from sophia.hooks import episode as episode_mod
 from sophia.hooks import transcript as transcript_mod
@@ -295,21 +295,21 @@ def _save_episode(run: _Run, episode: dict[str, Any], new_episode: bool) -> bool
     index.json (a 1000-entry rewrite) when the entry is new or its summary changed (tool_call_count and
     timestamp are refreshed at SessionEnd); the recall index (SQLite) when its fields changed. A new
     episode and SessionEnd write all three."""
-    from sophia.episode_store import episode_path, index_entry, upsert_index_entries
+    from sophia.episode_store import index_entry, upsert_index_entries, write_episode
 
     state, force = run.state, new_episode or run.final
     ep_sig = _signature(episode, ("ended_at", "timestamp"))
     entry = index_entry(episode)
     entry_sig = _signature(entry, ("timestamp", "tool_call_count"))
     changed = force or ep_sig != state.get("episode_sig")
+    durable = run.final or new_episode  # a turn's rewrite is not fsynced: the session's end is
     if changed:
-        path = episode_path(episode["id"], run.home)
-        write_json_atomic(path, episode)
+        path = write_episode(episode, run.home, durable=durable)
         state["episode_sig"] = ep_sig
         st = os.stat(path)
         state["episode_stat"] = [st.st_mtime_ns, st.st_size]  # our own write: _keep_learned need not read it
     if force or entry_sig != state.get("entry_sig"):
-        upsert_index_entries([entry], run.home)
+        upsert_index_entries([entry], run.home, durable=durable)
         state["entry_sig"] = entry_sig
     run.report.update(episode=episode["id"], outcome=episode["outcome"], written=changed)
     search_sig = _signature({k: episode.get(k) for k in SEARCHED}, ())
@@ -327,13 +327,14 @@ def _update_models(run: _Run, cfg: dict[str, Any], new_prompts: list[str], episo
     new_session = not run.state.get("session_counted")
     ended = run.tstate.get("last_ts") if run.past else None  # a backfilled session's own end, not our clock
     ended = ended if isinstance(ended, str) and ended else None
+    durable = run.final or new_session or new_episode  # a turn's rewrite is not fsynced: the session's end is
     stats.update_self_model(run.home, new_session=new_session, new_episode=new_episode, stamp=run.final,
-                            now=run.now, ended=ended)
+                            now=run.now, ended=ended, durable=durable)
     run.state["session_counted"] = True
     topics = list(episode.get("keywords") or []) if episode else []
     if new_prompts or topics:
         stats.update_user_model(run.home, stats.safe_user_id(cfg), prompts=new_prompts, topics=topics, now=run.now,
-                                ended=ended)
+                                ended=ended, durable=durable)
     if run.final:
         run.state["ended_at"] = run.now
 

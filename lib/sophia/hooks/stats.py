@@ -48,12 +48,13 @@ def _later(a: Any, b: str) -> str:
 
 
 def update_self_model(home: Path, *, new_session: bool, new_episode: bool, stamp: bool = False,
-                      now: str | None = None, ended: str | None = None) -> bool:
+                      now: str | None = None, ended: str | None = None, durable: bool = True) -> bool:
     """Count a new session / a new episode and stamp ``last_session``. Returns True if written.
 
     ``stamp``: write ``last_session`` even when nothing is counted (the session ended). ``ended``: a
     past session's own end (``s3 backfill``): ``last_session`` becomes it only when it is later than the
-    one recorded, so a backfill never claims a session happened at its own clock.
+    one recorded, so a backfill never claims a session happened at its own clock. ``durable=False``: no
+    fsync (a turn's update; the session's end writes durably).
     """
     if not (new_session or new_episode or stamp):
         return False
@@ -69,7 +70,7 @@ def update_self_model(home: Path, *, new_session: bool, new_episode: bool, stamp
             data["total_episodes"] = int(data.get("total_episodes") or 0) + 1
         data["last_session"] = _later(data.get("last_session"), ended) if ended else t
         data["updated_at"] = t
-        write_json_atomic(p, data, keep_last=_keep_last(p, home))
+        write_json_atomic(p, data, keep_last=_keep_last(p, home), durable=durable)
     return True
 
 
@@ -114,9 +115,10 @@ def safe_user_id(cfg: dict[str, Any]) -> str:
 
 
 def update_user_model(home: Path, user_id: str, *, prompts: list[str], topics: list[str],
-                      now: str | None = None, ended: str | None = None) -> bool:
+                      now: str | None = None, ended: str | None = None, durable: bool = True) -> bool:
     """Fold new prompts (count, affect) and episode keywords (topics) in. True if written. ``ended``: a
-    past session's end, as in :func:`update_self_model`, for ``last_interaction``."""
+    past session's end, as in :func:`update_self_model`, for ``last_interaction``. ``durable=False``: no
+    fsync (a turn's update; the session's end writes durably)."""
     t = now or iso()
     p = paths.user_model_path(user_id, home)
     with locked(p, timeout=2):
@@ -140,5 +142,5 @@ def update_user_model(home: Path, user_id: str, *, prompts: list[str], topics: l
             data["affect_state"] = affect
         data["topics_discussed"] = (known + new_topics)[-MAX_TOPICS:]
         data["updated_at"] = t
-        write_json_atomic(p, data, keep_last=_keep_last(p, home))
+        write_json_atomic(p, data, keep_last=_keep_last(p, home), durable=durable)
     return True
