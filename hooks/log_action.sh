@@ -3,9 +3,10 @@
 #
 # Appends ONE compact JSONL line per tool call to $SOPHIA_HOME/buffers/<session_id>.jsonl
 # (0600): ts, session, tool, id, event, outcome (ok/error), exit (Bash), duration_ms, summary,
-# file, args_hash. session_end.sh turns the buffer into an episode (through sophia.redact).
+# file. session_end.sh turns the buffer into an episode (through sophia.redact); the call's
+# args_hash comes from the transcript's copy of the call there (hooks/episode.py judged_buffer).
 #
-# Pure bash with builtins only (plus one cksum): it runs after EVERY tool call, so it must
+# Pure bash with builtins only (a `tail` only past 64 KiB): it runs after EVERY tool call, so it must
 # cost about as much as `bash -c 'cat >/dev/null'`. No Python, no jq. The state home comes from
 # hooks/lib/env.sh (sourced: builtins only), as for every hook.
 # - Only the first 64 KiB of the payload are scanned; a bigger payload is drained and its
@@ -142,12 +143,6 @@ else
 fi
 ((${#use_id} <= 100)) || use_id=
 
-hash=
-if [[ -n $ti ]]; then
-  hash=$(cksum <<<"$ti") || hash=
-  hash=${hash%% *}
-fi
-
 now=$EPOCHREALTIME
 TZ=UTC0 printf -v ts '%(%Y-%m-%dT%H:%M:%S)T' "${now%.*}"
 ts+=".${now:${#now}-6:3}Z"
@@ -161,6 +156,5 @@ line="{\"ts\":\"$ts\",\"session\":\"$sid\",\"tool\":\"$tool\",\"event\":\"$event
 [[ -z $duration ]] || line+=",\"duration_ms\":$duration"
 [[ -z $summary ]] || line+=",\"summary\":\"$summary\""
 [[ -z $file ]] || line+=",\"file\":\"$file\""
-[[ -z $hash ]] || line+=",\"args_hash\":\"$hash\""
 printf '%s}\n' "$line" >>"$dir/$sid.jsonl" 2>/dev/null || true
 exit 0

@@ -61,8 +61,9 @@ ms() { echo $(($(date +%s%N) / 1000000)); }
   [ "${lines[1]}" = "Bash|PostToolUseFailure|error|1|17|false|toolu_0001" ]
   [ "${lines[2]}" = "Write|PostToolUse|ok|-|10|$PROJECT/notes.txt|toolu_0002" ]
   [ "${lines[3]}" = "Read|PostToolUseFailure|error|-|2|$PROJECT/missing.txt|toolu_0003" ]
-  run jq -r '.ts + " " + .session + " " + .args_hash' "$BUF"
-  [[ ${lines[0]} =~ ^20[0-9]{2}-[0-9]{2}-[0-9]{2}T[0-9:]{8}\.[0-9]{3}Z\ $SID\ [0-9]+$ ]]
+  run jq -r '.ts + " " + .session + " " + (has("args_hash") | tostring)' "$BUF"
+  # no args_hash: hashing the input took a process; the episode takes it from the transcript's copy
+  [[ ${lines[0]} =~ ^20[0-9]{2}-[0-9]{2}-[0-9]{2}T[0-9:]{8}\.[0-9]{3}Z\ $SID\ false$ ]]
 }
 
 @test "log_action: the command summary keeps whitelisted words only (no secrets)" {
@@ -172,6 +173,8 @@ ms() { echo $(($(date +%s%N) / 1000000)); }
   # SUCCESS: the notes were written and reported done; the last call was a failed Read of a missing file
   # (an inspection, not the work: sophia.hooks.outcome)
   [ "$output" = "Please write my notes file about fishing|SUCCESS|4|stop_hook|2|$PROJECT" ]
+  # every buffered call carries the hash of its input, from the transcript's copy of the call
+  [ "$(jq '[.actions[] | select(.args_hash | test("^[0-9]+$"))] | length' "$ep")" -eq 4 ]
   [ "$(jq '.entries | length' "$SOPHIA_HOME/episodes/index.json")" -eq 1 ]
   [ "$(jq '.total_sessions' "$SOPHIA_HOME/self_model.json")" -eq 1 ]
   [ "$(jq '.total_episodes' "$SOPHIA_HOME/self_model.json")" -eq 1 ]

@@ -164,11 +164,22 @@ def transcript_actions(transcript: dict[str, Any]) -> list[dict[str, Any]]:
 
 def judged_buffer(buffer: list[dict[str, Any]], transcript: dict[str, Any]) -> list[dict[str, Any]]:
     """The buffer's actions with the transcript's judged outcome where the evidence disagrees with the
-    client's status (``sophia.evidence``: a masked failure is an error, a cancelled call is skipped)."""
+    client's status (``sophia.evidence``: a masked failure is an error, a cancelled call is skipped), and
+    the call's ``args_hash`` from the transcript's copy of the call (the PostToolUse hook computes none:
+    that took it a process)."""
     judged = transcript.get("verdicts")
-    if not isinstance(judged, dict) or not judged:
+    judged = judged if isinstance(judged, dict) else {}
+    hashes = {a.get("id"): a["args_hash"] for a in transcript_actions(transcript) if a.get("args_hash")}
+    if not judged and not hashes:
         return buffer
-    return [{**a, **judged[a["id"]]} if isinstance(judged.get(a.get("id")), dict) else a for a in buffer]
+    out = []
+    for a in buffer:
+        extra = judged.get(a.get("id"))
+        h = hashes.get(a.get("id")) if "args_hash" not in a else None
+        if isinstance(extra, dict) or h:
+            a = {**a, **(extra if isinstance(extra, dict) else {}), **({"args_hash": h} if h else {})}
+        out.append(a)
+    return out
 
 
 def _action_source(carry: dict[str, Any], buffer: list[dict[str, Any]],
