@@ -20,6 +20,7 @@ removing its socket and pidfile. Output goes to ``logs/embed.log`` (the spawner 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import select
 import signal
@@ -74,6 +75,19 @@ def acquire_singleton(home: Path) -> bool:
     tmp.chmod(0o600)
     os.replace(tmp, protocol.pid_path(home))
     return True
+
+
+def set_phase(home: Path, phase: str) -> None:
+    """Say what this service is doing (``protocol.state_path``): clients skip a search while it is not
+    ready instead of waiting on it. Best effort (atomic rename)."""
+    tmp = protocol.state_path(home).with_suffix(f".tmp{os.getpid()}")
+    try:
+        tmp.write_text(f"{phase} {os.getpid()}\n", encoding="utf-8")
+        tmp.chmod(0o600)
+        os.replace(tmp, protocol.state_path(home))
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
 
 
 def _bind(home: Path) -> tuple[socket.socket, tuple[int, int]]:
@@ -186,6 +200,7 @@ class Service:
 
     def indexer(self) -> None:
         conn, conn_id = self._indexer_conn(None, None)
+        first = True
         try:
             while not self.stop.is_set():
                 woke = self.nudge.wait(timeout=DB_CHECK_SECONDS)
@@ -195,6 +210,8 @@ class Service:
                 self.nudge.clear()
                 self.indexing = True
                 try:
+                    if not first and self._backlog(conn):
+                        set_phase(self.home, "indexing")
                     self._sync_pass(conn, conn_id)
                 except Exception as exc:
                     self.last_error = f"{type(exc).__name__}: {exc}"
@@ -202,9 +219,17 @@ class Service:
                     conn.rollback()
                     self.stop.wait(5.0)
                 finally:
+                    set_phase(self.home, "ready")  # before `indexing` clears: status then means searchable
                     self.indexing = False
+                    first = False
         finally:
             conn.close()
+
+    def _backlog(self, conn: Any) -> bool:
+        """More than one batch waits to be embedded: searches would wait behind it."""
+        from . import vectors
+
+        return len(vectors.pending(conn, self.cfg.model, self.cfg.batch_size + 1)) > self.cfg.batch_size
 
     def _sync_pass(self, conn: Any, conn_id: Any) -> None:
         """Embed what index.db lacks; a pass stops early when the file is replaced under it (the
@@ -392,12 +417,12 @@ def _cleanup(home: Path, sock_id: tuple[int, int] | None) -> None:
             sp.unlink()
     except OSError:
         pass
-    pp = protocol.pid_path(home)
-    try:
-        if pp.read_text(encoding="utf-8").strip() == str(os.getpid()):
-            pp.unlink()
-    except OSError:
-        pass
+    for pp in (protocol.pid_path(home), protocol.state_path(home)):
+        try:
+            if pp.read_text(encoding="utf-8").split()[-1] == str(os.getpid()):
+                pp.unlink()
+        except (OSError, IndexError):
+            pass
 
 
 def _unavailable(home: Path, why: str) -> int:
@@ -449,6 +474,7 @@ def main(argv: list[str] | None = None) -> int:
         log("another embedding service already runs for this home; exiting")
         return 0
 
+    set_phase(home, "loading")  # until the model is loaded and the backlog embedded
     svc_ref: dict[str, Service] = {}
     _on_signals(home, svc_ref)
     log(f"starting for {home} (idle timeout {cfg.idle_seconds:.0f}s)")

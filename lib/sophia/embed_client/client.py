@@ -213,15 +213,27 @@ def embed(texts: list[str], *, home: Path | str | None = None, timeout: float = 
     return out
 
 
+def busy(home: Path | str | None = None) -> bool:
+    """True while the live service of ``home`` is loading its model or embedding a backlog (its state
+    file, ``protocol.state_path``): a search sent now would wait on it."""
+    h = _home(home)
+    try:
+        phase, pid = protocol.state_path(h).read_text(encoding="utf-8").split()
+    except (OSError, ValueError):
+        return False
+    return phase != "ready" and pid.isdigit() and service_pid(h) == int(pid)
+
+
 def search(query: str, k: int, *, home: Path | str | None = None, types: list[str] | None = None,
            timeout: float = 0.2, start: Start = True) -> list[tuple[str, float]] | None:
     """``[(item_id, cosine)]`` best first, or None (not warm, disabled, or slower than ``timeout``).
 
     When no service runs, one is started in the background for the next call (``start`` may be a
-    function that says whether that is worth it).
+    function that says whether that is worth it). While the service is not ready (:func:`busy`: the
+    model loading, a backlog being embedded) nothing is asked: None at once, never a wait.
     """
     h = _home(home)
-    if not enabled(h):
+    if not enabled(h) or busy(h):
         return None
     req: dict[str, Any] = {"op": "search", "query": query, "k": int(k)}
     if types:

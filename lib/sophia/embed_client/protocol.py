@@ -123,6 +123,16 @@ def spawn_marker_path(home: Path | None = None) -> Path:
     return paths.run_dir(home) / "embed.spawned"
 
 
+def state_path(home: Path | None = None) -> Path:
+    """What the service is doing, ``<phase> <pid>``: ``loading`` (its model, then the backlog of items to
+    embed at start), ``indexing`` (a backlog of more than one batch), ``ready``. Written by the service;
+    a client does not send a search to a live service that is not ready (it would wait on it)."""
+    return paths.run_dir(home) / "embed.state"
+
+
+PHASES = ("loading", "indexing", "ready")
+
+
 def unavailable_path(home: Path | None = None) -> Path:
     """Written by a service that cannot run (no sentence-transformers): holds the one-line reason."""
     return paths.run_dir(home) / "embed.unavailable"
