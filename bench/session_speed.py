@@ -96,20 +96,24 @@ def wait_learners(home: Path, want: int, timeout: float = 120.0) -> None:
         time.sleep(0.2)
 
 
+RESIDENTS = ("guardian", "hooks")  # run/<kind>/resident: the guardian's analyzer, the hook runner
+
+
 def stop_residents(*homes: Path) -> None:
-    """End the resident guardian analyzers SessionStart started in these homes."""
+    """End the residents the hooks started in these homes."""
     for home in homes:
-        try:
-            pid = int((home / "run" / "guardian" / "resident").read_text().split("\n")[4])
-            os.kill(pid, 15)
-        except (OSError, IndexError, ValueError):
-            pass
+        for kind in RESIDENTS:
+            try:
+                pid = int((home / "run" / kind / "resident").read_text().split("\n")[4])
+                os.kill(pid, 15)
+            except (OSError, IndexError, ValueError):
+                pass
 
 
 def copy_home(src: Path, dst: Path) -> None:
-    """A copy of a state home, less its run-time key files (the copy starts its own resident analyzer)."""
+    """A copy of a state home, less its residents' key files (the copy starts its own)."""
     shutil.copytree(src, dst, symlinks=True,
-                    ignore=lambda d, names: [n for n in names if Path(d).name == "run" and n == "guardian"])
+                    ignore=lambda d, names: [n for n in names if Path(d).name == "run" and n in RESIDENTS])
 
 
 def pct(xs: list[float], q: float) -> float:

@@ -295,3 +295,23 @@ def test_it_goes_with_its_home_and_reaps_what_the_hooks_start(home: Path, env: d
     assert wait_for(lambda: not children(), 15)  # and were reaped
     shutil.rmtree(home)
     assert wait_for(lambda: not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text(), 20)
+
+
+def test_a_copied_home_gets_a_resident_of_its_own(home: Path, env: dict[str, str], tmp_path: Path) -> None:
+    """A state home copied with its run/ folder names the original's resident, which declines it: the hook
+    answers one-shot and stays on as the copy's own resident."""
+    hook("prompt_context", prompt("orig", tmp_path), env)
+    pid = resident_pid(home)
+    copy = tmp_path / "copy" / ".sophia"
+    shutil.copytree(home, copy)
+    assert key_file(copy).read_text() == key_file(home).read_text()
+    cenv = dict(env, SOPHIA_HOME=str(copy), HOME=str(copy.parent))
+    try:
+        r = hook("prompt_context", prompt("copy", tmp_path), cenv)
+        assert r.returncode == 0 and "advisory lock" in context(r.stdout)
+        assert wait_for(lambda: key_file(copy).exists() and key_file(copy).read_text() != key_file(home).read_text(), 30)
+        assert resident_pid(copy) != pid
+        second = hook("prompt_context", prompt("copy2", tmp_path), no_python(cenv, tmp_path))
+        assert "advisory lock" in context(second.stdout)  # answered by the copy's resident
+    finally:
+        stop(copy)

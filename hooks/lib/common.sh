@@ -112,7 +112,8 @@ sophia_hook() {
   case $rc in
     0) return "$_s3_code" ;;
     3) note "the resident hook runner did not answer in time; skipped"; return 0 ;;
-    4) sophia_py_file sophia/hooks/launch.py "$name" <<<"$SOPHIA_INPUT" ;; # it declined: one-shot
+    # it declined, or is gone: one-shot, staying on if this home has no resident of its own (a key file
+    # copied with the home names another home's)
     *) sophia_py_file sophia/hooks/launch.py "$name" --serve "$SOPHIA_LIB" <<<"$SOPHIA_INPUT" ;;
   esac
 }
