@@ -1,7 +1,7 @@
 """Whole-process speed of ``s3 recall`` and ``s3 ingest`` at 10k, 100k and 1M ingested messages.
 
     PYTHONPATH=lib .venv/bin/python bench/recall_speed.py [--sizes 10000,100000,1000000] [--runs 20] [--semantic]
-        [--keep DIR]
+        [--keep DIR] [--corpus locomo|common]
 
 Messages are the LoCoMo dev turns, cycled over many conversations (realistic vocabulary and
 lengths; from the second cycle on each text gets a " #k" suffix, so every message is distinct and
@@ -12,6 +12,11 @@ ratio. With ``--semantic`` the embedding service of each home is started and eve
 embedded before timing (recall then fuses both tiers); without it ``SOPHIA_RECALL_SEMANTIC=0``
 measures the keyword tier alone. ``s3`` is invoked the way the installed console script does it
 (``from sophia.cli.entry import main``), not through ``python -m`` (which adds runpy).
+
+``--corpus common`` (issue 30) ingests ordinary work instead: turns of 16 words, 30 % from a small set of common
+coding words (``COMMON``: fix, test, build, deploy, error, config, cache...), the rest from a Zipf-like tail of
+50,000 made-up words, and times queries made only of common words (``COMMON_QUERIES``): at a million turns each
+common word is in about a fifth of them.
 
 ``--injected`` times the prompt hook's path instead: ``s3 recall --type K`` for every kind the hook
 injects (no turns), after adding LoCoMo dev's observations as 2,000-odd facts beside the turns (what a
@@ -60,6 +65,56 @@ def make_jsonl(n: int, out: Path) -> None:
             fh.write(json.dumps({"id": f"c{conv}-m{pos}", "session": f"s{conv}-{pos // 25}", "speaker": sp,
                                  "text": text, "timestamp": f"2024-{1 + conv % 12:02d}-{1 + pos // 25:02d}T10:"
                                  f"{pos % 25:02d}:00Z"}) + "\n")
+
+
+# --corpus common (issue 30): what a million memories of ordinary work look like: 16 words a turn, 30 % of them
+# from a small set of common coding words, the rest from a Zipf-like tail; queries made only of common words
+COMMON = ("fix", "test", "build", "deploy", "error", "config", "cache", "update", "add", "remove", "check", "run",
+          "file", "code", "debug", "log", "server", "api", "data", "user")
+COMMON_QUERIES = ["fix test", "build error config", "deploy cache server", "fix the failing test build error"]
+TAIL_WORDS = 50_000
+
+
+def tail_vocabulary(n: int = TAIL_WORDS, seed: int = 30) -> list[str]:
+    """``n`` distinct made-up words (syllables), the same every run."""
+    import random
+
+    rnd = random.Random(seed)
+    cons, vows = "bcdfghjklmnprstvwz", "aeiou"
+    out: dict[str, None] = {}
+    while len(out) < n:
+        w = "".join(rnd.choice(cons) + rnd.choice(vows) for _ in range(rnd.randint(2, 4)))
+        if w not in COMMON:
+            out[w] = None
+    return list(out)
+
+
+def make_common_jsonl(n: int, out: Path, words: int = 16, common_share: float = 0.3, seed: int = 30) -> None:
+    """``n`` turns of ``words`` words: each word common with probability ``common_share``, else the r-th
+    tail word with probability proportional to 1/r (Zipf, s = 1)."""
+    import itertools
+    import random
+
+    rnd = random.Random(seed)
+    tail = tail_vocabulary()
+    cum = list(itertools.accumulate(1.0 / r for r in range(1, len(tail) + 1)))
+    with out.open("w") as fh:
+        for i in range(n):
+            k = sum(1 for _ in range(words) if rnd.random() < common_share)
+            ws = rnd.choices(COMMON, k=k) + rnd.choices(tail, cum_weights=cum, k=words - k)
+            rnd.shuffle(ws)
+            conv, pos = divmod(i, 500)
+            fh.write(json.dumps({"id": f"c{conv}-m{pos}", "session": f"s{conv}-{pos // 25}",
+                                 "speaker": "dev" if pos % 2 else "agent", "text": " ".join(ws),
+                                 "timestamp": f"2024-{1 + conv % 12:02d}-{1 + pos // 25:02d}T10:{pos % 25:02d}:00Z"})
+                     + "\n")
+
+
+def corpus(args: argparse.Namespace) -> tuple[Any, list[str], str]:
+    """(the generator of ``n`` turns, the queries, the homes' name prefix) of ``--corpus``."""
+    if args.corpus == "common":
+        return make_common_jsonl, COMMON_QUERIES, "common"
+    return make_jsonl, QUERIES, ""
 
 
 def injected_types(env: dict[str, str]) -> list[str]:
@@ -154,17 +209,18 @@ def instruction_counts(args: argparse.Namespace) -> None:
         print("|---:|---:|---:|---:|")
         work = args.keep or tmp
         work.mkdir(parents=True, exist_ok=True)
+        make, queries, prefix = corpus(args)
         for n in (int(x) for x in args.sizes.split(",")):
-            home = work / f"home{n}"
+            home = work / f"{prefix}home{n}"
             env = dict(os.environ, SOPHIA_HOME=str(home), PYTHONPATH=args.lib, SOPHIA_RECALL_SEMANTIC="0")
             if not (args.keep and holds(home, n)):
-                src = work / f"msgs{n}.jsonl"
-                make_jsonl(n, src)
+                src = work / f"{prefix}msgs{n}.jsonl"
+                make(n, src)
                 subprocess.run([str(s3), "ingest", str(src), "--format", "jsonl", "--json"], env=env, check=True,
                                stdout=subprocess.DEVNULL)
-            subprocess.run([str(s3), "recall", QUERIES[0], "--json"], env=env, check=True, stdout=subprocess.DEVNULL)
+            subprocess.run([str(s3), "recall", queries[0], "--json"], env=env, check=True, stdout=subprocess.DEVNULL)
             base = callgrind([sys.executable, "-c", "pass"], env, tmp)
-            counts = [callgrind([sys.executable, str(s3), "recall", q, "--json"], env, tmp) for q in QUERIES]
+            counts = [callgrind([sys.executable, str(s3), "recall", q, "--json"], env, tmp) for q in queries]
             mean = sum(counts) / len(counts)
             print(f"| {n:,} | {base / 1e6:.1f} | {mean / 1e6:.1f} | {mean / base:.2f}x / {max(counts) / base:.2f}x |",
                   flush=True)
@@ -177,6 +233,8 @@ def main() -> None:
     ap.add_argument("--semantic", action="store_true")
     ap.add_argument("--keep", type=Path, help="keep files and homes here; reuse a home that holds its size")
     ap.add_argument("--lib", default=str(ROOT / "lib"), help="the package to measure (default: this tree)")
+    ap.add_argument("--corpus", choices=("locomo", "common"), default="locomo",
+                    help="LoCoMo dev's turns cycled (default), or ordinary work: common coding words and a Zipf tail")
     ap.add_argument("--injected", action="store_true",
                     help="time recall limited to the kinds the prompt hook injects (its path), with notes added")
     ap.add_argument("--instructions", action="store_true",
@@ -204,13 +262,14 @@ def main() -> None:
 
 def measure(n: int, args: argparse.Namespace, work: Path, s3: Path, tmp: Path) -> dict[str, Any]:
     """Ingest ``n`` messages (unless ``--keep`` holds them), then time the queries against ``python -c pass``."""
-    home = work / f"home{n}"
+    make, queries, prefix = corpus(args)
+    home = work / f"{prefix}home{n}"
     env = dict(os.environ, SOPHIA_HOME=str(home), PYTHONPATH=args.lib,
                SOPHIA_RECALL_SEMANTIC="1" if args.semantic else "0")
     ingest_s = peak_mb = None
     if not (args.keep and holds(home, n)):
-        src = work / f"msgs{n}.jsonl"
-        make_jsonl(n, src)
+        src = work / f"{prefix}msgs{n}.jsonl"
+        make(n, src)
         ingest_s, peak_mb = timed_ingest(s3, src, env)
     type_args = ""
     if args.injected:
@@ -226,12 +285,12 @@ def measure(n: int, args: argparse.Namespace, work: Path, s3: Path, tmp: Path) -
                 "assert c.wait_embedded(h, 3600)")
         subprocess.run([sys.executable, "-c", code, str(home)], env=env, check=True)
         embed_s = round(time.perf_counter() - t1, 1)
-    cmds = [f"{sys.executable} -c pass"] + [f"{s3} recall '{q}' --json{type_args}" for q in QUERIES]
+    cmds = [f"{sys.executable} -c pass"] + [f"{s3} recall '{q}' --json{type_args}" for q in queries]
     res = hyperfine(cmds, env, args.runs, tmp / f"hf{n}.json")
     base, base_med = res[0]["mean_ms"], res[0]["median_ms"]
     rows: list[dict[str, Any]] = [
         {"query": q, **r, "ratio": round(r["mean_ms"] / base, 2), "median_ratio": round(r["median_ms"] / base_med, 2)}
-            for q, r in zip(QUERIES, res[1:], strict=True)]
+            for q, r in zip(queries, res[1:], strict=True)]
     if args.semantic:
         stop_service(home, env)
     medians = sorted(r["median_ratio"] for r in rows)
