@@ -2,12 +2,13 @@
 
 Runs each command N times, interleaved (so load on the shared machine hits all of them alike), and
 prints the median wall time of each and its ratio to the baseline. ``s3 status`` runs against a
-fresh temp SOPHIA_HOME (initialised once before timing).
+fresh temp SOPHIA_HOME (initialised once before timing), holding ``--items`` semantic rules.
 
-    python bench/cli_startup.py --venv ~/.sophia/venv [-n 30] [--json]
+    python bench/cli_startup.py --venv ~/.sophia/venv [-n 30] [--items 10000] [--json]
 
 ``--venv`` is a venv where the package is installed (it has ``bin/s3``). Without it, the script
-uses the running interpreter with ``-m sophia.cli.entry`` and PYTHONPATH=lib (the dev layout).
+uses the running interpreter with ``from sophia.cli.entry import main`` (what the console script runs)
+and PYTHONPATH=lib (the dev layout).
 """
 
 from __future__ import annotations
@@ -34,10 +35,21 @@ def timed(cmd: list[str], env: dict[str, str]) -> float:
     return dt
 
 
+def add_rules(home: Path, n: int) -> None:
+    """``n`` semantic rules in the shape ``s3 learn`` writes them (issue 30: the CLI at 10k items)."""
+    words = ("build", "cache", "deploy", "docker", "test", "config", "retry", "lock", "index", "schema")
+    rules = [{"id": f"rule_{i:012x}", "trigger_concept": words[i % 10].capitalize(),
+              "rule_content": f"when the {words[i % 7]} step fails, check the {words[i % 10]} before rerun {i}",
+              "source": "manual", "source_episodes": [], "confidence": 0.8, "last_validated": None,
+              "validation_count": 0, "created_at": "2026-11-26T12:00:00Z"} for i in range(n)]
+    (home / "semantic_rules.json").write_text(json.dumps(rules, indent=2))
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--venv", type=Path, help="venv with the package installed (has bin/s3)")
     ap.add_argument("-n", type=int, default=30, help="runs per command (default 30)")
+    ap.add_argument("--items", type=int, default=0, help="semantic rules in the timed home (default none)")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = ap.parse_args()
 
@@ -47,17 +59,21 @@ def main() -> int:
         s3 = [str(args.venv / "bin" / "s3")]
     else:
         py = sys.executable
-        s3 = [py, "-m", "sophia.cli.entry"]
+        s3 = [py, "-c", "from sophia.cli.entry import main; main()"]
         env["PYTHONPATH"] = str(ROOT / "lib")
     with tempfile.TemporaryDirectory(prefix="s3bench-") as tmp:
         env["HOME"] = tmp
         env["SOPHIA_HOME"] = str(Path(tmp) / ".sophia")
         subprocess.run([*s3, "init"], env=env, check=True, stdout=subprocess.DEVNULL)
+        add_rules(Path(env["SOPHIA_HOME"]), args.items)
         cases = {
             "python -c pass": [py, "-c", "pass"],
             "s3 --help": [*s3, "--help"],
+            "s3 version": [*s3, "version"],
             "s3 status": [*s3, "status"],
             "s3 status --json": [*s3, "status", "--json"],
+            "s3 list rules": [*s3, "list", "rules"],
+            "s3 list rules --json": [*s3, "list", "rules", "--json"],
         }
         for cmd in cases.values():  # warm the page cache and .pyc files
             timed(cmd, env)
@@ -72,9 +88,9 @@ def main() -> int:
         print(json.dumps({"runs": args.n, "python": py, "rows": rows}, indent=2))
     else:
         print(f"{args.n} runs each, interleaved; baseline: python -c pass from the same venv ({py})")
-        print(f"{'command':<20} {'median ms':>10} {'x baseline':>11}")
+        print(f"{'command':<22} {'median ms':>10} {'x baseline':>11}")
         for r in rows:
-            print(f"{r['command']:<20} {r['median_ms']:>10.1f} {r['ratio']:>11.2f}")
+            print(f"{r['command']:<22} {r['median_ms']:>10.1f} {r['ratio']:>11.2f}")
     return 0
 
 

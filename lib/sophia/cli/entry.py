@@ -20,6 +20,19 @@ def _fast_recall(argv: list[str]) -> None:
         sys.exit(rc)
 
 
+def _fast_answer(argv: list[str]) -> None:
+    """``s3 version`` and ``s3 list KIND`` without typer (cli/fast_cmds.py); anything it leaves (``--help``,
+    errors) goes on to typer, which says it as it always has."""
+    from .fast_cmds import answer
+
+    try:
+        rc = answer(argv)
+    except BrokenPipeError:
+        sys.exit(0)
+    if rc is not None:
+        sys.exit(rc)
+
+
 def main() -> None:
     import os
 
@@ -30,6 +43,8 @@ def main() -> None:
         from .mcp_server import main as mcp_main
 
         sys.exit(mcp_main())
+    if sys.argv[1:2] in (["version"], ["list"]):
+        _fast_answer(sys.argv[1:])
     from ..errors import SophiaError
 
     try:

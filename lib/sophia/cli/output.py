@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from typing import Any, NoReturn
 
 import typer
 
 from ..errors import SophiaError
+from .plain import console, emit_json  # noqa: F401  (the commands import them from here)
 
 # Exit codes, the same for every command (README, "Exit codes"):
 OK = 0
@@ -17,16 +16,6 @@ USAGE = 2  # what was typed or given is wrong: unknown option or value, bad date
 INTERRUPTED = 130  # Ctrl-C (128 + SIGINT); the message says what was done and how to finish
 # `s3 guardian check` answers with the decision (errors and usage keep 1 and 2):
 GUARDIAN_EXIT = {"allow": 0, "ask": 3, "deny": 4}
-
-
-def emit_json(obj: Any) -> None:
-    sys.stdout.write(json.dumps(obj, ensure_ascii=False, default=str, indent=2) + "\n")
-
-
-def console() -> Any:
-    from rich.console import Console
-
-    return Console(highlight=False, soft_wrap=True)
 
 
 def say_error(message: str, hint: str = "") -> None:

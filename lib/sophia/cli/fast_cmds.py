@@ -1,0 +1,62 @@
+"""``s3 version`` and ``s3 list KIND`` without typer, rich or pydantic (issue 30: slash commands and the
+subagents run them through Bash on every use; typer alone costs several times a bare ``python -c pass``).
+
+``answer(argv)`` prints what the typer command would and returns its exit status, or returns None having
+printed nothing: for ``--help``, an option or argument it does not know, a kind it does not list here,
+or an error (the typer path then runs and says it exactly as it always has). Standard library only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .plain import dumps, print_lines
+
+
+def answer(argv: list[str]) -> int | None:
+    """The exit status of ``s3 <argv>`` answered here, or None (nothing printed) for the typer path."""
+    words = [a for a in argv if a != "--json"]
+    if len(argv) - len(words) > 1 or any(w.startswith("-") for w in words):
+        return None  # --help, -h, an unknown option, --json twice: typer says it
+    json_out = len(words) < len(argv)
+    if words == ["version"]:
+        return _version(json_out)
+    if len(words) == 2 and words[0] == "list":
+        return _list(words[1], json_out)
+    return None
+
+
+def _version(json_out: bool) -> int:
+    from .. import __version__
+
+    _write(dumps({"version": __version__}) if json_out else f"s3 (Sophia System 3) {__version__}\n")
+    return 0
+
+
+def _list(word: str, json_out: bool) -> int | None:
+    """``s3 list WORD`` for a kind whose items print as its own lines (rules, episodes, facts...)."""
+    from .. import kinds
+
+    kind = kinds.by_plural(word)
+    if kind is None or word not in kinds.list_words() or kind.store == "team":
+        return None  # gaps, conflicts, sources (pydantic, other lines), team (refreshed first), unknown words
+    try:
+        from ..memory.manage import list_kind
+
+        items: list[Any] = list_kind(word)
+    except Exception:  # noqa: BLE001 - an unreadable store: the typer path names it as it always has
+        return None
+    if json_out:
+        _write(dumps(items))
+        return 0
+    if not all(isinstance(it, dict) for it in items):
+        return None
+    print_lines([f"## {word.capitalize()}: {len(items)}", ""])
+    print_lines([kind.line(it) for it in items], markup=False)
+    return 0
+
+
+def _write(text: str) -> None:
+    import sys
+
+    sys.stdout.write(text)

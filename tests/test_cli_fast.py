@@ -1,0 +1,99 @@
+"""``s3 version`` and ``s3 list KIND`` answered without typer (cli/fast_cmds.py): the same output, errors
+and exit codes as the typer commands, and neither typer, rich nor pydantic imported to say them."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from tests.conftest import run_s3
+
+from sophia.cli import plain
+
+# entry.py without this fast path: what every command printed before
+VIA_TYPER = "import sys; from sophia.cli import entry; entry._fast_answer = lambda argv: None; entry.main()"
+IMPORTED = ("import sys; from sophia.cli.entry import main; sys.argv[0] = 's3'\n"
+            "try:\n    main()\nfinally:\n"
+            "    print(*[m for m in ('typer', 'click', 'rich', 'pydantic') if m in sys.modules], file=sys.stderr)")
+
+TEXTS = ["Use docker compose for services", "Note: a:b: run :smile: now", "[bold]x[/bold] and [docker] tag",
+         "Tabs\there\rand a bell\x07", "plain words, (brackets) and [Capital] ones", "ünïcode ✓ 漢字"]
+
+
+def via_typer(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", VIA_TYPER, *args], env=env, capture_output=True, text=True,
+                          timeout=120)
+
+
+@pytest.fixture
+def filled(s3_env: dict[str, str]) -> dict[str, str]:
+    assert run_s3(["init"], s3_env).returncode == 0
+    for t in TEXTS:
+        assert run_s3(["learn", t], s3_env).returncode == 0
+    assert run_s3(["learn", "--domain", "docker", "restart the daemon"], s3_env).returncode == 0
+    return s3_env
+
+
+CASES = [["version"], ["version", "--json"], ["list", "rules"], ["list", "rules", "--json"],
+         ["list", "--json", "rules"], ["list", "episodes"], ["list", "facts", "--json"], ["list", "gaps"],
+         ["list", "bogus"], ["list"], ["list", "rules", "--help"], ["version", "--help"], ["version", "--bogus"],
+         ["version", "extra"], ["list", "rules", "--json", "--json"], ["list", "rules", "extra"], ["list", "team"],
+         ["list", "team", "--json"]]
+
+
+def test_same_as_typer(filled: dict[str, str]) -> None:
+    for args in CASES:
+        fast, ref = run_s3(args, filled), via_typer(args, filled)
+        assert (fast.returncode, fast.stdout, fast.stderr) == (ref.returncode, ref.stdout, ref.stderr), args
+
+
+def test_rules_listed_plainly_without_typer(filled: dict[str, str]) -> None:
+    """The fast path imports neither typer, click nor pydantic."""
+    r = subprocess.run([sys.executable, "-c", IMPORTED, "list", "rules"], env=filled, capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.startswith("## Rules: 7\n\n")
+    assert "restart the daemon" in r.stdout
+    # the lines rich would change went through rich (so it was imported); typer, click and pydantic were not
+    assert r.stderr.split() == ["rich"]
+    r = subprocess.run([sys.executable, "-c", IMPORTED, "list", "rules", "--json"], env=filled,
+                       capture_output=True, text=True, timeout=120)
+    assert len(json.loads(r.stdout)) == 7 and r.stderr.split() == []
+    r = subprocess.run([sys.executable, "-c", IMPORTED, "version"], env=filled, capture_output=True, text=True,
+                       timeout=120)
+    assert r.stdout.startswith("s3 (Sophia System 3) ") and r.stderr.split() == []
+
+
+def test_unreadable_store_is_said_by_typer(filled: dict[str, str]) -> None:
+    from sophia import paths
+
+    home = Path(filled["SOPHIA_HOME"])
+    paths.rules_path(home).write_text("{not json")
+    for args in (["list", "rules"], ["list", "rules", "--json"]):
+        fast, ref = run_s3(args, filled), via_typer(args, filled)
+        assert fast.returncode == ref.returncode != 0
+        assert fast.stdout == ref.stdout == "" and fast.stderr == ref.stderr and "s3: error:" in fast.stderr
+
+
+@pytest.mark.parametrize("markup", [True, False])
+def test_print_lines_is_what_rich_prints(capsys: pytest.CaptureFixture[str], markup: bool) -> None:
+    """Lines written as they are or through rich: the same text as rich's console for every line."""
+    rnd = random.Random(30)
+    alphabet = "aZ :[]/#@\\-\t\r\x07\x1b✓"
+    lines = TEXTS + ["".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 12))) for _ in range(2000)]
+    for line in lines:
+        try:
+            plain.console().print(line, markup=markup)
+        except Exception as exc:  # noqa: BLE001 - rich refuses some markup ("[/]" closing nothing): so must we
+            capsys.readouterr()
+            with pytest.raises(type(exc)):
+                plain.print_lines([line], markup=markup)
+            continue
+        want = capsys.readouterr().out
+        plain.print_lines([line], markup=markup)
+        assert capsys.readouterr().out == want, repr(line)
+    plain.print_lines(["a", "[bold]b[/bold]", "c"], markup=markup)
+    assert capsys.readouterr().out == ("a\nb\nc\n" if markup else "a\n[bold]b[/bold]\nc\n")
