@@ -38,6 +38,10 @@ def print_lines(lines: list[str], markup: bool = True) -> None:
     unchanged (to a pipe or a terminal alike: the lines carry no style), else through rich."""
     reads = _RICH_MARKUP if markup else _RICH_READS
     out, c = sys.stdout, None
+    text = "".join(line + "\n" for line in lines)
+    if reads.search(text) is None:  # one search for all: no pattern spans a line break
+        out.write(text)
+        return
     for line in lines:
         if reads.search(line) is None:
             out.write(line + "\n")
