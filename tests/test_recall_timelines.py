@@ -16,7 +16,8 @@ from sophia.index.search import search
 
 TODAY = datetime.now(UTC)
 YESTERDAY = (TODAY - timedelta(days=1)).strftime("%Y-%m-%d")
-TOMORROW = (TODAY + timedelta(days=1)).strftime("%Y-%m-%d")
+# two days on: a date-only end is its midnight, and a run that crosses midnight after import must still be inside
+TOMORROW = (TODAY + timedelta(days=2)).strftime("%Y-%m-%d")
 
 
 @pytest.fixture(autouse=True)
