@@ -22,20 +22,18 @@ install created when nothing else is left in it.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import hashlib
 import json
 import os
 import re
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 if not __package__:  # run as a script: find the package beside this file
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from sophia.install import claude_md, manifest  # noqa: E402
+from sophia.install import claude_md, manifest, settings_merge  # noqa: E402
 
 MCP_NAME = "sophia-memory"
 AGENT_PREFIX = "S3_AGENT=codex "
@@ -207,21 +205,10 @@ def _check_toml(text: str, path: Path, theirs: str, want_mcp: bool, trust: dict[
 
 
 def write_text(path: Path, text: str, mode: int = 0o600) -> None:
-    target = path.resolve() if path.is_symlink() else path
+    """Atomically replace the file behind ``path`` (its mode kept; ``mode`` for a new file)."""
+    target = Path(os.path.realpath(path))
     target.parent.mkdir(parents=True, exist_ok=True)
-    keep = target.stat().st_mode & 0o777 if target.exists() else mode
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, keep)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    settings_merge.write_through(target, text, target.stat().st_mode & 0o777 if target.exists() else mode)
 
 
 def _read(path: Path) -> tuple[str, bool]:

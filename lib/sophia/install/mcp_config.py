@@ -12,13 +12,16 @@ replaces the old. An entry of that name whose command is not ours is left alone 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
+
+if not __package__:  # run as a script: find the package beside this file
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from sophia.install.settings_merge import write_through  # noqa: E402
 
 NAME = "sophia-memory"
 
@@ -50,21 +53,9 @@ def load(path: Path) -> tuple[dict[str, Any], bool]:
 def save(path: Path, data: dict[str, Any]) -> None:
     text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     json.loads(text)  # parsed back before it replaces anything
-    target = path.resolve() if path.is_symlink() else path
+    target = Path(os.path.realpath(path))
     target.parent.mkdir(parents=True, exist_ok=True)
-    mode = target.stat().st_mode & 0o777 if target.exists() else 0o600
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    write_through(target, text, target.stat().st_mode & 0o777 if target.exists() else 0o600)
 
 
 def add(path: Path, name: str, command: str, dry_run: bool = False) -> dict[str, Any]:
