@@ -513,3 +513,19 @@ def test_the_users_edit_of_a_procedure_stands_and_its_confidence_stays_the_runs(
     saved = next(p for p in procedures(home) if p["id"] == "proc_digest")
     assert saved["meta"]["confidence"] == 0.9 and saved["meta"]["status"] == "retired"  # the digest's confidence
     assert saved["text"] == "deploy: build, push, then tag"
+
+
+def test_a_fix_that_turns_on_a_wrapper_or_a_background_job_is_shown_as_typed() -> None:
+    """`timeout` missing, the same check run in the background and killed after a while: the lesson
+    keeps both as typed (the normalised form would read `npx tsc` -> `npx tsc`, which teaches nothing)."""
+    from sophia import evidence
+
+    failed_cmd = 'timeout 60 npx tsc --noEmit; echo "EXIT: $?"'
+    fixed_cmd = 'npx tsc --noEmit & P=$!; sleep 45 && kill $P; wait $P; echo "EXIT: $?"'
+    failed = C.Command(failed_cmd, evidence.judge(failed_cmd, "zsh: command not found: timeout\nEXIT: 127",
+                                                  is_error=False), C.error_line("zsh: command not found: timeout"),
+                       cid="toolu_t1")
+    fixed = C.Command(fixed_cmd, evidence.judge(fixed_cmd, "EXIT: 0", is_error=False), cid="toolu_t2")
+    fix, = L.find_fixes([failed, fixed], PROJECT)
+    assert fix["failed"].startswith("timeout 60 npx tsc") and "& P=$!" in fix["fix"] and "kill $P" in fix["fix"]
+    assert L.find_fixes([bad("make", "error: x"), ok("make -j4")], PROJECT)[0]["fix"] == "make -j4"

@@ -39,6 +39,7 @@ from ..kinds import one_line
 from ..locking import locked
 from . import teachable
 from .commands import (
+    CMD_CHARS,
     Command,
     classify,
     commands_from_actions,
@@ -73,13 +74,24 @@ def _fix_entry(fails: list[Command], steps: list[Command], ok: Command, project:
     fail = fails[-1]
     error = fail.error or "an error"
     root = fail.display(project) == ok.display(project)  # only a cd to the project root differs: show it
-    entry = {"key": fail.key, "failed": fail.display(project, root=root), "error": error, "class": error_class(error),
-             "fix": ok.display(project, root=root), "steps": [s.display(project) for s in steps[-MAX_STEPS:]],
+    entry = {"key": fail.key, "failed": _shown(fail, project, root), "error": error, "class": error_class(error),
+             "fix": _shown(ok, project, root), "steps": [s.display(project) for s in steps[-MAX_STEPS:]],
              "calls": {"failed": [f.cid for f in fails if f.cid], "fixed": ok.cid}, "proof": _proof(ok)}
     doers = [c for c in (*steps, ok) if c.edit is None and c.note is None]
     entry["damage"] = next((why for c in doers if (why := teachable.damage(c.segs, c.raw, project))), None)
     entry["one_off"] = teachable.one_off(f"{entry['failed']} {entry['fix']}")
     return entry
+
+
+# what the normalised display leaves out but a lesson may turn on: a time-limit wrapper (`timeout 60 x`)
+# or a job sent to the background (`x & PID=$!; sleep 9; kill $PID`)
+_UNSHOWN = re.compile(r"(?:^|[;&|(]\s*)g?timeout\s|(?<![&>|])&(?![&>\d])")
+
+
+def _shown(c: Command, project: str | None, root: bool) -> str:
+    """A fix's command as a lesson shows it: normalised, or as typed (redacted) when the normalised form
+    would hide what made it differ."""
+    return one_line(redact(c.raw), CMD_CHARS) if _UNSHOWN.search(c.raw) else c.display(project, root=root)
 
 
 def find_fixes(cmds: list[Command], project: str | None = None) -> list[dict[str, Any]]:
