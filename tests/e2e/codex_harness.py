@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -19,19 +18,14 @@ from pathlib import Path
 from typing import Any
 
 from .codex_server import MODEL, ScriptedResponses, Step, request_text
+from .harness import client_binary
 
 REPO = Path(__file__).resolve().parents[2]
 CODEX_VERSION = "0.171.0"
 
 
 def codex_binary() -> str | None:
-    cand = os.environ.get("SOPHIA_TEST_CODEX")
-    if cand and os.access(cand, os.X_OK):
-        return cand
-    local = REPO / ".cache" / "node" / "node_modules" / ".bin" / "codex"
-    if local.exists():
-        return str(local)
-    return shutil.which("codex")
+    return client_binary("codex")
 
 
 @dataclass

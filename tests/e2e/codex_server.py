@@ -23,45 +23,29 @@ import itertools
 import json
 import threading
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from .model_server import LocalServer
 
 Step = dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]]
 MODEL = "gpt-5.5"  # a slug of codex 0.171's bundled catalog (an unknown one gets no apply_patch tool)
 
 
-class ScriptedResponses:
+class ScriptedResponses(LocalServer):
     def __init__(self, script: list[Step] | None = None) -> None:
         self.script: list[Step] = list(script or [])
         self.requests: list[dict[str, Any]] = []
         self.main_requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
-        self._server: ThreadingHTTPServer | None = None
 
-    def start(self) -> ScriptedResponses:
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
-        self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
-        return self
-
-    def stop(self) -> None:
-        if self._server:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-
-    def __enter__(self) -> ScriptedResponses:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+    def handler(self) -> type[BaseHTTPRequestHandler]:
+        return _make_handler(self)
 
     @property
     def base_url(self) -> str:
-        assert self._server is not None
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return self.origin + "/v1"
 
     def new_id(self, prefix: str) -> str:
         return f"{prefix}_{next(self._ids):04d}"

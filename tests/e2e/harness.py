@@ -30,14 +30,20 @@ from .model_server import ScriptedModel, Step, request_text
 REPO = Path(__file__).resolve().parents[2]
 
 
-def claude_binary() -> str | None:
-    cand = os.environ.get("SOPHIA_TEST_CLAUDE")
+def client_binary(name: str) -> str | None:
+    """The real client ``name`` (claude, codex): $SOPHIA_TEST_<NAME>, else the one test.sh installed in
+    .cache/node, else on PATH."""
+    cand = os.environ.get(f"SOPHIA_TEST_{name.upper()}")
     if cand and os.access(cand, os.X_OK):
         return cand
-    local = REPO / ".cache" / "node" / "node_modules" / ".bin" / "claude"
+    local = REPO / ".cache" / "node" / "node_modules" / ".bin" / name
     if local.exists():
         return str(local)
-    return shutil.which("claude")
+    return shutil.which(name)
+
+
+def claude_binary() -> str | None:
+    return client_binary("claude")
 
 
 @dataclass

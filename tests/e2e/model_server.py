@@ -22,7 +22,7 @@ import json
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 Step = dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -36,26 +36,19 @@ def has_tools_field(body: dict[str, Any]) -> bool:
     return isinstance(body.get("tools"), list)
 
 
-class ScriptedModel:
-    def __init__(self, script: list[Step] | None = None, model: str = "claude-sonnet-4-5",
-                 main: Callable[[dict[str, Any]], bool] = offers_tools) -> None:
-        self.script: list[Step] = list(script or [])
-        self.model = model
-        self.is_main = main
-        self.requests: list[dict[str, Any]] = []  # every /v1/messages body, in order
-        self.main_requests: list[dict[str, Any]] = []  # those that consumed (or asked for) a script step
-        self._lock = threading.Lock()
-        self._ids = itertools.count(1)
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+class LocalServer:
+    """A scripted HTTP server on 127.0.0.1 (a free port), served from a daemon thread while started;
+    ``handler()`` says how it answers."""
 
-    # ------------------------------------------------------------ lifecycle
-    def start(self) -> ScriptedModel:
-        handler = _make_handler(self)
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    _server: ThreadingHTTPServer | None = None
+
+    def handler(self) -> type[BaseHTTPRequestHandler]:
+        raise NotImplementedError
+
+    def start(self) -> Self:
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self.handler())
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-        self._thread.start()
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
         return self
 
     def stop(self) -> None:
@@ -65,16 +58,35 @@ class ScriptedModel:
             self._server = None
 
     @property
-    def base_url(self) -> str:
+    def origin(self) -> str:
         assert self._server is not None
         host, port = self._server.server_address[:2]
         return f"http://{host}:{port}"
 
-    def __enter__(self) -> ScriptedModel:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+class ScriptedModel(LocalServer):
+    def __init__(self, script: list[Step] | None = None, model: str = "claude-sonnet-4-5",
+                 main: Callable[[dict[str, Any]], bool] = offers_tools) -> None:
+        self.script: list[Step] = list(script or [])
+        self.model = model
+        self.is_main = main
+        self.requests: list[dict[str, Any]] = []  # every /v1/messages body, in order
+        self.main_requests: list[dict[str, Any]] = []  # those that consumed (or asked for) a script step
+        self._lock = threading.Lock()
+        self._ids = itertools.count(1)
+
+    @property
+    def base_url(self) -> str:
+        return self.origin
+
+    def handler(self) -> type[BaseHTTPRequestHandler]:
+        return _make_handler(self)
 
     # ------------------------------------------------------------ replies
     def next_step(self, body: dict[str, Any]) -> dict[str, Any]:

@@ -33,108 +33,68 @@ def _project_prop(what: str) -> dict[str, Any]:
     return {"type": "string", "description": what}
 
 
+def _tool(name: str, title: str, description: str, properties: dict[str, Any], required: list[str], *,
+          reads: bool, destructive: bool = False, idempotent: bool | None = None) -> dict[str, Any]:
+    """One tool's declaration: a closed object schema and its MCP annotations (a read is idempotent)."""
+    return {
+        "name": name, "description": description,
+        "inputSchema": {"type": "object", "properties": properties, "required": required,
+                        "additionalProperties": False},
+        "annotations": {"title": title, "readOnlyHint": reads, "destructiveHint": destructive,
+                        "idempotentHint": reads if idempotent is None else idempotent, "openWorldHint": False},
+    }
+
+
 TOOLS: list[dict[str, Any]] = [
-    {
-        "name": "search",
-        "description": (
-            "Search Sophia System 3's memory (lessons, rules, facts, past coding sessions of Claude Code and "
-            "Codex, procedures) with the same engine as `s3 recall`. Returns one compact line per hit: id, "
-            "kind, age, relevance (0..1, absolute) and the start of its text. Call `get` with ids for the "
-            "whole items. Use before a task to find what was learned about it."),
-        "inputSchema": {
-            "type": "object",
-            "properties": {
-                "query": {"type": "string", "minLength": 1, "maxLength": 4000,
-                          "description": "What to look for, in words (no special syntax)."},
-                "project": _project_prop("Only this project's memories plus global ones: the project's "
-                                         "absolute path (its git root). Omit to search every project."),
-                "kinds": {"type": "array", "items": {"type": "string", "enum": item_types()}, "uniqueItems": True,
-                          "description": "Only these kinds of memory."},
-                "as_of": {"type": "string", "description": "Event time: what was true on this date "
-                                                           "(YYYY-MM-DD or ISO date-time)."},
-                "known_at": {"type": "string", "description": "Record time: only what had been recorded by "
-                                                              "this date (YYYY-MM-DD or ISO date-time)."},
-                "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10,
-                          "description": "How many hits (1-50)."},
-            },
-            "required": ["query"],
-            "additionalProperties": False,
-        },
-        "annotations": {"title": "Search memory", "readOnlyHint": True, "destructiveHint": False,
-                        "idempotentHint": True, "openWorldHint": False},
-    },
-    {
-        "name": "get",
-        "description": "The whole memory items for ids that `search` or `timeline` returned: text, kind, "
-                       "project, times, links and details, as JSON.",
-        "inputSchema": {
-            "type": "object",
-            "properties": {"ids": {"type": "array", "items": {"type": "string", "minLength": 1},
-                                   "minItems": 1, "maxItems": MAX_IDS, "description": "Memory ids."}},
-            "required": ["ids"],
-            "additionalProperties": False,
-        },
-        "annotations": {"title": "Get memories", "readOnlyHint": True, "destructiveHint": False,
-                        "idempotentHint": True, "openWorldHint": False},
-    },
-    {
-        "name": "timeline",
-        "description": "What happened around a memory id or a date: the sessions, lessons and facts "
-                       "recorded within `days` of it, in time order, one compact line each.",
-        "inputSchema": {
-            "type": "object",
-            "properties": {
-                "around": {"type": "string", "minLength": 1,
-                           "description": "A memory id, or a date (YYYY-MM-DD or ISO date-time)."},
-                "project": _project_prop("Only this project's memories plus global ones (its absolute path)."),
-                "days": {"type": "number", "exclusiveMinimum": 0, "maximum": 365, "default": 3,
-                         "description": "How many days before and after."},
-                "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20,
-                          "description": "How many items at most."},
-            },
-            "required": ["around"],
-            "additionalProperties": False,
-        },
-        "annotations": {"title": "Memory timeline", "readOnlyHint": True, "destructiveHint": False,
-                        "idempotentHint": True, "openWorldHint": False},
-    },
-    {
-        "name": "remember",
-        "description": (
-            "Save a lesson (a rule: how to work, what to avoid) or a fact about a project, so later sessions "
-            "of Claude Code and Codex are told it. Validated like `s3 learn`: at most "
-            f"{MAX_RULE_CHARS} characters, secrets redacted, a near-duplicate merged instead of added."),
-        "inputSchema": {
-            "type": "object",
-            "properties": {
-                "text": {"type": "string", "minLength": 1, "maxLength": MAX_RULE_CHARS,
-                         "description": "The lesson or fact, a sentence or two."},
-                "kind": {"type": "string", "enum": ["rule", "fact"], "default": "rule",
-                         "description": "rule: a lesson or heuristic; fact: something true about the project."},
-                "project": _project_prop("The project it belongs to (its absolute path); omitted: the project "
-                                         "of the server's working directory; \"global\": every project."),
-                "domain": {"type": "string", "maxLength": 80,
-                           "description": "For a rule: what it applies to (Docker, pytest...); default: guessed."},
-            },
-            "required": ["text"],
-            "additionalProperties": False,
-        },
-        "annotations": {"title": "Remember", "readOnlyHint": False, "destructiveHint": False,
-                        "idempotentHint": False, "openWorldHint": False},
-    },
-    {
-        "name": "forget",
-        "description": "Delete one memory for good, from its file and from the index (as `s3 forget ID`). "
-                       "Use only when the user asks or a memory is wrong.",
-        "inputSchema": {
-            "type": "object",
-            "properties": {"id": {"type": "string", "minLength": 1, "description": "The memory id."}},
-            "required": ["id"],
-            "additionalProperties": False,
-        },
-        "annotations": {"title": "Forget", "readOnlyHint": False, "destructiveHint": True,
-                        "idempotentHint": False, "openWorldHint": False},
-    },
+    _tool("search", "Search memory", (
+        "Search Sophia System 3's memory (lessons, rules, facts, past coding sessions of Claude Code and "
+        "Codex, procedures) with the same engine as `s3 recall`. Returns one compact line per hit: id, "
+        "kind, age, relevance (0..1, absolute) and the start of its text. Call `get` with ids for the "
+        "whole items. Use before a task to find what was learned about it."), {
+        "query": {"type": "string", "minLength": 1, "maxLength": 4000,
+                  "description": "What to look for, in words (no special syntax)."},
+        "project": _project_prop("Only this project's memories plus global ones: the project's "
+                                 "absolute path (its git root). Omit to search every project."),
+        "kinds": {"type": "array", "items": {"type": "string", "enum": item_types()}, "uniqueItems": True,
+                  "description": "Only these kinds of memory."},
+        "as_of": {"type": "string", "description": "Event time: what was true on this date "
+                                                   "(YYYY-MM-DD or ISO date-time)."},
+        "known_at": {"type": "string", "description": "Record time: only what had been recorded by "
+                                                      "this date (YYYY-MM-DD or ISO date-time)."},
+        "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10,
+                  "description": "How many hits (1-50)."},
+    }, ["query"], reads=True),
+    _tool("get", "Get memories", "The whole memory items for ids that `search` or `timeline` returned: text, kind, "
+          "project, times, links and details, as JSON.", {
+              "ids": {"type": "array", "items": {"type": "string", "minLength": 1},
+                      "minItems": 1, "maxItems": MAX_IDS, "description": "Memory ids."}}, ["ids"], reads=True),
+    _tool("timeline", "Memory timeline", "What happened around a memory id or a date: the sessions, lessons and "
+          "facts recorded within `days` of it, in time order, one compact line each.", {
+              "around": {"type": "string", "minLength": 1,
+                         "description": "A memory id, or a date (YYYY-MM-DD or ISO date-time)."},
+              "project": _project_prop("Only this project's memories plus global ones (its absolute path)."),
+              "days": {"type": "number", "exclusiveMinimum": 0, "maximum": 365, "default": 3,
+                       "description": "How many days before and after."},
+              "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20,
+                        "description": "How many items at most."},
+          }, ["around"], reads=True),
+    _tool("remember", "Remember", (
+        "Save a lesson (a rule: how to work, what to avoid) or a fact about a project, so later sessions "
+        "of Claude Code and Codex are told it. Validated like `s3 learn`: at most "
+        f"{MAX_RULE_CHARS} characters, secrets redacted, a near-duplicate merged instead of added."), {
+        "text": {"type": "string", "minLength": 1, "maxLength": MAX_RULE_CHARS,
+                 "description": "The lesson or fact, a sentence or two."},
+        "kind": {"type": "string", "enum": ["rule", "fact"], "default": "rule",
+                 "description": "rule: a lesson or heuristic; fact: something true about the project."},
+        "project": _project_prop("The project it belongs to (its absolute path); omitted: the project "
+                                 "of the server's working directory; \"global\": every project."),
+        "domain": {"type": "string", "maxLength": 80,
+                   "description": "For a rule: what it applies to (Docker, pytest...); default: guessed."},
+    }, ["text"], reads=False),
+    _tool("forget", "Forget", "Delete one memory for good, from its file and from the index (as `s3 forget ID`). "
+          "Use only when the user asks or a memory is wrong.",
+          {"id": {"type": "string", "minLength": 1, "description": "The memory id."}}, ["id"],
+          reads=False, destructive=True),
 ]
 
 

@@ -17,13 +17,12 @@ import json
 import os
 from typing import Any
 
-from ..codex_rollout import is_rollout_line
+from .. import codex_rollout
 from ..redact import redact_head
 from ..transcript_entries import (
     KNOWN_TYPES,
     call_record,
     clean_prompt,
-    entries,
     judge_result,
     tool_calls,
     tool_results,
@@ -153,9 +152,9 @@ def feed_line(st: dict[str, Any], raw: bytes | str, new_prompts: list[str]) -> N
     obj = _parsed(st, raw)
     if obj is None:
         return
-    if is_rollout_line(obj):
+    if codex_rollout.is_rollout_line(obj):
         st["client"] = "codex"
-        for entry in entries(obj):
+        for entry in codex_rollout.entries(obj):
             _feed_entry(st, entry, new_prompts)
         return
     if obj.get("type") not in KNOWN_TYPES:
