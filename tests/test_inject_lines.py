@@ -275,3 +275,15 @@ def test_squeeze_always_ends() -> None:
     text = "when `abcdefghi` fails with `xyzxyzxyz`, `fix` worked " + "x" * 200
     for room in range(10, 120, 7):
         assert len(context.squeeze(text, room)) >= 10
+
+
+def test_a_squeezed_lesson_keeps_its_steps_while_they_fit() -> None:
+    """The steps between a failure and its fix ("(after `git add ...`)") are often the lesson: the quoted
+    command and error give way first; the steps go only when nothing else is left to shorten."""
+    text = ("when `nix flake check` fails with `error: Path 'flake.nix' in the repository \"/home/u/conf\" is not "
+            "tracked by Git.`, `nix flake check` worked (after `git add flake.nix systems/nixos/default.nix`)")
+    short = context.squeeze(text, 150)
+    assert short.endswith("`nix flake check` worked (after `git add flake.nix systems/nixos/default.nix`)"), short
+    assert len(short) <= 150 and "fails with `error: Pat" in short
+    tiny = context.squeeze(text, 60)
+    assert "(after" not in tiny and tiny.endswith("`nix flake check` worked"), tiny

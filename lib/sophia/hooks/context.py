@@ -190,15 +190,25 @@ SQUEEZE_MIN = 10  # characters a shortened quoted part keeps
 
 
 def squeeze(text: str, room: int) -> str:
-    """``text`` in ``room`` characters before its end is cut: drop a trailing "(after ...)", then shorten
-    its quoted commands and errors, the longest first, each once, never the fix ("`Y` worked", else the
-    last quoted part): "when `X` fails with `E`, `Y` worked" keeps Y."""
+    """``text`` in ``room`` characters before its end is cut: shorten its quoted commands and errors, the
+    longest first, each once, never the fix ("`Y` worked", else the last quoted part) nor a trailing
+    "(after ...)" (the steps are often the lesson); only when that is not enough, drop the "(after ...)"
+    and shorten again. "when `X` fails with `E`, `Y` worked (after `Z`)" keeps Y, and Z while it fits."""
     if len(text) <= room:
         return text
-    text = _AFTER.sub("", text)
+    after = _AFTER.search(text)
+    out = _shorten(text, room, after.start() if after else len(text))
+    if len(out) <= room or after is None:
+        return out
+    bare = text[:after.start()]
+    return _shorten(bare, room, len(bare))
+
+
+def _shorten(text: str, room: int, upto: int) -> str:
+    """The quoted parts before ``upto`` (but the fix) shortened, the longest first, until ``text`` fits."""
     spans = [m.span() for m in _CODE.finditer(text)]
     fix = next((k for k, (_, b) in enumerate(spans) if text[b:b + 7] == " worked"), len(spans) - 1)
-    keep = {k: b - a - 2 for k, (a, b) in enumerate(spans) if k != fix}
+    keep = {k: b - a - 2 for k, (a, b) in enumerate(spans) if k != fix and b <= upto}
     over = len(text) - room
     for k in sorted(keep, key=lambda k: -keep[k]):
         if over <= 0:
