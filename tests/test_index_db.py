@@ -128,7 +128,8 @@ def _dump(conn: sqlite3.Connection) -> dict:  # type: ignore[type-arg]
                          "source, seq, item_hash FROM items ORDER BY id").fetchall()
     return {"items": items, "links": sorted(conn.execute("SELECT * FROM links")),
             "stats": conn.execute("SELECT n, total_dl FROM corpus_stats").fetchall(),
-            "vocab": sorted(conn.execute("SELECT term, doc, cnt FROM items_vocab"))}
+            "vocab": sorted(conn.execute("SELECT term, doc, cnt FROM items_vocab")),
+            "df": sorted(conn.execute("SELECT term, doc FROM items_df"))}
 
 
 def test_rebuild_equals_incremental(sophia_home: Path) -> None:
@@ -226,3 +227,39 @@ def test_index_api_runs_without_site_packages(sophia_home: Path) -> None:
                        capture_output=True, text=True, timeout=60, env={"SOPHIA_RECALL_SEMANTIC": "0"})
     assert r.returncode == 0, r.stderr
     assert r.stdout.split("\n")[:2] == ["['fact_1']", "[]"]
+
+
+def _df_pairs(conn: sqlite3.Connection) -> tuple[list[tuple[str, int]], list[tuple[str, int]]]:
+    """(items_df, FTS5's own count of every term in items_vocab)."""
+    return (sorted(conn.execute("SELECT term, doc FROM items_df")),
+            sorted(conn.execute("SELECT term, doc FROM items_vocab")))
+
+
+def test_items_df_follows_every_write_as_fts5_counts(sophia_home: Path) -> None:
+    conn = db.connect(sophia_home)
+    store.upsert_items(conn, [_item("a", "tea tea and cake"), _item("b", "tea with 'quotes' \\ and \"marks\""),
+                              _item("c", "Kaffee und Kuchen, café crème"), _item("d", "日本語のテキスト tea")])
+    df, fts = _df_pairs(conn)
+    assert df == fts and ("tea", 3) in df  # a term twice in one item counts once
+    store.upsert_items(conn, [_item("a", "coffee and cake"), _item("e", "tea again")])  # a's text changed
+    df, fts = _df_pairs(conn)
+    assert df == fts and ("tea", 3) in df and ("coffe", 1) in df
+    store.delete_items(conn, ["b", "d", "e"])
+    df, fts = _df_pairs(conn)
+    assert df == fts and not any(t == "tea" for t, _ in df)  # a term no item holds is gone
+    conn.close()
+
+
+def test_m006_fills_items_df_from_an_index_made_before_it(sophia_home: Path) -> None:
+    c = db.open_db(sophia_home / "old.db")
+    old = db.MIGRATIONS
+    try:
+        db.MIGRATIONS = old[:5]
+        db.migrate(c)
+        store.upsert_items(c, [_item(f"f{i}", f"fact {i} about tea and cake") for i in range(20)])
+    finally:
+        db.MIGRATIONS = old
+    assert db.migrate(c) == ["m006_items_df"]
+    df, fts = _df_pairs(c)
+    assert df == fts and ("tea", 20) in df
+    c.close()

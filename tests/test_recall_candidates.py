@@ -109,7 +109,7 @@ def test_m005_backfills_an_index_made_before_it(sophia_home: Path) -> None:
         store.upsert_items(c, [{"id": "fact_a", "type": "fact", "text": "common fact"}, *_turns(3)])
     finally:
         db.MIGRATIONS = old
-    assert db.migrate(c) == ["m005_notes_fts"]
+    assert db.migrate(c) == ["m005_notes_fts", "m006_items_df"]
     assert _notes(c) == {"fact_a"}
     c.close()
 

@@ -180,14 +180,22 @@ class _Filters:
 
 
 def _df(conn: sqlite3.Connection, terms: list[str], cache: dict[str, int] | None = None,
-        vocab: str = "items_vocab") -> dict[str, int]:
-    """Document frequencies (in ``vocab``'s index); ``cache`` (one query's) saves the second lookup."""
+        vocab: str = "items_df") -> dict[str, int]:
+    """Document frequencies: ``items_df`` (the whole index's, kept at ingest: a lookup each) or an
+    fts5vocab table (``notes_vocab``: counted on each lookup); ``cache`` (one query's) saves the second
+    lookup. An index not migrated yet (a read-only connection) is counted by ``items_vocab``."""
     out = {}
     for t in terms:
         if cache is not None and t in cache:
             out[t] = cache[t]
             continue
-        r = conn.execute(f"SELECT doc FROM {vocab} WHERE term = ?", (t,)).fetchone()
+        try:
+            r = conn.execute(f"SELECT doc FROM {vocab} WHERE term = ?", (t,)).fetchone()
+        except sqlite3.OperationalError:
+            if vocab != "items_df":
+                raise
+            vocab = "items_vocab"
+            r = conn.execute("SELECT doc FROM items_vocab WHERE term = ?", (t,)).fetchone()
         out[t] = int(r[0]) if r else 0
         if cache is not None:
             cache[t] = out[t]
