@@ -49,7 +49,9 @@ def plan(conn: sqlite3.Connection, present: list[str], df: dict[str, int], n: in
     steps: list[Step] = []
     if len(by_df) > 1:
         every = " AND ".join(f'"{t}"' for t in by_df)
-        both = conn.execute(f"SELECT count(*) FROM {fts} WHERE {fts} MATCH ?", (every,)).fetchone()[0]
+        # counted only as far as the budget: whether any row holds them all, and whether they fit
+        both = conn.execute(f"SELECT count(*) FROM (SELECT 1 FROM {fts} WHERE {fts} MATCH ? LIMIT ?)",
+                            (every, BUDGET + 1)).fetchone()[0]
         if both:
             steps.append((every, both <= BUDGET))
     return [*steps, (_any(by_df[:1]), False)]
