@@ -54,6 +54,7 @@ def main() -> int:
     args = ap.parse_args()
 
     env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # an install keeps its .pyc files: time the CLI as users run it
     if args.venv:
         py = str(args.venv / "bin" / "python")
         s3 = [str(args.venv / "bin" / "s3")]
