@@ -97,3 +97,104 @@ def test_print_lines_is_what_rich_prints(capsys: pytest.CaptureFixture[str], mar
         assert capsys.readouterr().out == want, repr(line)
     plain.print_lines(["a", "[bold]b[/bold]", "c"], markup=markup)
     assert capsys.readouterr().out == ("a\nb\nc\n" if markup else "a\n[bold]b[/bold]\nc\n")
+
+
+# ---- s3 status: answered here once a status checked every state file and none changed since (cli/status_stamp.py)
+
+STATUS_CASES = [["status"], ["status", "--json"], ["status", "--help"], ["status", "--bogus"], ["status", "extra"],
+                ["status", "--json", "--json"]]
+
+
+def _settle(home: Path) -> None:
+    """The state files as a session left them a while ago (files written within RACY_NS are not trusted)."""
+    import os
+    import time
+
+    old = time.time() - 60
+    for p in home.rglob("*.json"):
+        os.utime(p, (old, old))
+
+
+def _stamped(env: dict[str, str]) -> Path:
+    home = Path(env["SOPHIA_HOME"])
+    _settle(home)
+    stamp = home / "run" / "status_stamp.json"
+    stamp.unlink(missing_ok=True)
+    assert run_s3(["status", "--json"], env).returncode == 0  # the typer path checks the files and records them
+    assert stamp.is_file()
+    return stamp
+
+
+def _imported(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", IMPORTED, *args], env=env, capture_output=True, text=True,
+                          timeout=120)
+
+
+def test_status_same_as_typer(filled: dict[str, str]) -> None:
+    _stamped(filled)
+    for args in STATUS_CASES:
+        fast, ref = run_s3(args, filled), via_typer(args, filled)
+        assert (fast.returncode, fast.stdout, fast.stderr) == (ref.returncode, ref.stdout, ref.stderr), args
+    for args in (["status"], ["status", "--json"]):
+        r = _imported(args, filled)
+        assert r.returncode == 0 and r.stderr.split() == [], args  # neither typer, rich nor pydantic
+    assert "- Semantic rules: 7\n" in run_s3(["status"], filled).stdout
+
+
+def test_status_with_capabilities_gaps_and_episodes_same_as_typer(filled: dict[str, str]) -> None:
+    """A self-model with a capability (rich's table: the text goes to typer), a gap, markup in its goal."""
+    from sophia import paths
+    from sophia.models import SelfModel
+
+    home = Path(filled["SOPHIA_HOME"])
+    sm = json.loads(paths.self_model_path(home).read_text())
+    sm["identity_goal"] = "Ship [bold]it[/bold] :smile: well"
+    sm["capabilities"] = {"docker": {"proficiency": 0.7, "experience_count": 3, "success_rate": 0.5}}
+    sm["knowledge_gaps"] = [{"id": "gap_1", "text": "how the [deploy] works", "project": "/p"}]
+    dumped = SelfModel.model_validate(sm).model_dump(mode="json")
+    paths.self_model_path(home).write_text(json.dumps(dumped, indent=2))
+    _stamped(filled)
+    for args in (["status"], ["status", "--json"]):
+        fast, ref = run_s3(args, filled), via_typer(args, filled)
+        assert (fast.returncode, fast.stdout, fast.stderr) == (ref.returncode, ref.stdout, ref.stderr), args
+    assert _imported(["status", "--json"], filled).stderr.split() == []
+    assert "typer" in _imported(["status"], filled).stderr.split()  # the table: drawn by rich through typer
+
+
+def test_status_checks_a_changed_state_file_again(filled: dict[str, str]) -> None:
+    from sophia import paths
+
+    home = Path(filled["SOPHIA_HOME"])
+    _stamped(filled)
+    rules = json.loads(paths.rules_path(home).read_text())
+    rules[2]["confidence"] = 5  # parses, but not as a rule
+    paths.rules_path(home).write_text(json.dumps(rules))
+    for args in (["status"], ["status", "--json"]):
+        fast, ref = run_s3(args, filled), via_typer(args, filled)
+        assert fast.returncode == ref.returncode == 1 and "rule #2" in fast.stderr
+        assert (fast.stdout, fast.stderr) == (ref.stdout, ref.stderr) == ("", ref.stderr)
+    del rules[2]
+    paths.rules_path(home).write_text(json.dumps(rules))
+    _settle(home)
+    assert "- Semantic rules: 6\n" in run_s3(["status"], filled).stdout  # checked by typer, then recorded
+    r = _imported(["status"], filled)
+    assert "- Semantic rules: 6\n" in r.stdout and r.stderr.split() == []
+
+
+def test_status_trusts_no_file_written_just_now(filled: dict[str, str]) -> None:
+    home = Path(filled["SOPHIA_HOME"])
+    stamp = _stamped(filled)
+    stamp.unlink()
+    assert run_s3(["learn", "one more rule"], filled).returncode == 0  # semantic_rules.json written just now
+    assert run_s3(["status"], filled).returncode == 0
+    assert not stamp.exists()
+    _settle(home)
+    assert run_s3(["status"], filled).returncode == 0 and stamp.exists()
+
+
+def test_status_to_a_forced_terminal_goes_through_rich(filled: dict[str, str]) -> None:
+    _stamped(filled)
+    env = {**filled, "FORCE_COLOR": "1"}
+    fast, ref = run_s3(["status"], env), via_typer(["status"], env)
+    assert fast.returncode == 0 and (fast.stdout, fast.stderr) == (ref.stdout, ref.stderr)
+    assert "\x1b[1m" in fast.stdout  # the headers bold, as rich prints them to a terminal

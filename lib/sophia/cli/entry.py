@@ -21,7 +21,7 @@ def _fast_recall(argv: list[str]) -> None:
 
 
 def _fast_answer(argv: list[str]) -> None:
-    """``s3 version`` and ``s3 list KIND`` without typer (cli/fast_cmds.py); anything it leaves (``--help``,
+    """``s3 version``, ``s3 status`` and ``s3 list KIND`` without typer (cli/fast_cmds.py); anything it leaves (``--help``,
     errors) goes on to typer, which says it as it always has."""
     from .fast_cmds import answer
 
@@ -43,7 +43,7 @@ def main() -> None:
         from .mcp_server import main as mcp_main
 
         sys.exit(mcp_main())
-    if sys.argv[1:2] in (["version"], ["list"]):
+    if sys.argv[1:2] in (["version"], ["list"], ["status"]):
         _fast_answer(sys.argv[1:])
     from ..errors import SophiaError
 

@@ -1,4 +1,4 @@
-"""``s3 version`` and ``s3 list KIND`` without typer, rich or pydantic (issue 30: slash commands and the
+"""``s3 version``, ``s3 status`` and ``s3 list KIND`` without typer, rich or pydantic (issue 30: slash commands and the
 subagents run them through Bash on every use; typer alone costs several times a bare ``python -c pass``).
 
 ``answer(argv)`` prints what the typer command would and returns its exit status, or returns None having
@@ -21,6 +21,8 @@ def answer(argv: list[str]) -> int | None:
     json_out = len(words) < len(argv)
     if words == ["version"]:
         return _version(json_out)
+    if words == ["status"]:
+        return _status(json_out)
     if len(words) == 2 and words[0] == "list":
         return _list(words[1], json_out)
     return None
@@ -30,6 +32,40 @@ def _version(json_out: bool) -> int:
     from .. import __version__
 
     _write(dumps({"version": __version__}) if json_out else f"s3 (Sophia System 3) {__version__}\n")
+    return 0
+
+
+def _status(json_out: bool) -> int | None:
+    """``s3 status`` when no state file changed since a status checked them all (``status_stamp``); its text
+    only where rich prints it plainly (not to a terminal: rich makes the headers bold there)."""
+    import os
+    import sys
+
+    from .. import paths
+    from .status_stamp import cached
+    from .status_view import collect, lines
+
+    if not json_out and (sys.stdout.isatty() or os.environ.get("FORCE_COLOR") or os.environ.get("TTY_COMPATIBLE")):
+        return None
+    home = paths.sophia_home()
+    known = cached(home) if home.is_dir() else None
+    if known is None:
+        return None
+    try:
+        data = collect(home, *known)
+    except Exception:  # noqa: BLE001 - an unreadable store: the typer path names it as it always has
+        return None
+    if json_out:
+        _write(dumps(data))
+        return 0
+    shown = lines(data)
+    if any(kind == "table" for kind, _ in shown):
+        return None  # the capabilities table: rich draws it
+    for kind, text in shown:
+        if kind == "h":
+            print_lines([text.replace("[bold]", "").replace("[/bold]", "")], markup=False)
+        else:
+            print_lines([text], markup=kind == "m")
     return 0
 
 
