@@ -261,8 +261,8 @@ def item_line(it: Item) -> str:
 
 
 def _rule_line(it: Item) -> str:
-    return (f"- {it.get('id')} [{it.get('trigger_concept')}] {it.get('rule_content')} "
-            f"(confidence {float(it.get('confidence') or 0):.2f})")
+    get = it.get  # s3 list rules makes 10,000 of these
+    return f"- {get('id')} [{get('trigger_concept')}] {get('rule_content')} (confidence {float(get('confidence') or 0):.2f})"
 
 
 def _episode_line(it: Item) -> str:

@@ -77,9 +77,7 @@ def _list(word: str, json_out: bool) -> int | None:
     if kind is None or word not in kinds.list_words() or kind.store == "team":
         return None  # gaps, conflicts, sources (pydantic, other lines), team (refreshed first), unknown words
     try:
-        from ..memory.manage import list_kind
-
-        items: list[Any] = list_kind(word)
+        items: list[Any] = _load(word, kind.store)
     except Exception:  # noqa: BLE001 - an unreadable store: the typer path names it as it always has
         return None
     if json_out:
@@ -90,6 +88,18 @@ def _list(word: str, json_out: bool) -> int | None:
     print_lines([f"## {word.capitalize()}: {len(items)}", ""])
     print_lines([kind.line(it) for it in items], markup=False)
     return 0
+
+
+def _load(word: str, store: str) -> list[Any]:
+    """What ``memory.manage.list_kind`` lists; the rules straight from their module (manage brings sqlite3,
+    redaction and the index writers, which a list does not use)."""
+    if store == "rules":
+        from ..memory.rules import load_rules
+
+        return load_rules()
+    from ..memory.manage import list_kind
+
+    return list_kind(word)
 
 
 def _write(text: str) -> None:
