@@ -4,11 +4,12 @@ Runs each command N times, interleaved (so load on the shared machine hits all o
 prints the median wall time of each and its ratio to the baseline. ``s3 status`` runs against a
 fresh temp SOPHIA_HOME (initialised once before timing), holding ``--items`` semantic rules.
 
-    python bench/cli_startup.py --venv ~/.sophia/venv [-n 30] [--items 10000] [--json]
+    python bench/cli_startup.py --venv ~/.sophia/venv [-n 30] [--items 10000] [--json] [--before DIR]
 
 ``--venv`` is a venv where the package is installed (it has ``bin/s3``). Without it, the script
 uses the running interpreter with ``from sophia.cli.entry import main`` (what the console script runs)
-and PYTHONPATH=lib (the dev layout).
+and PYTHONPATH=lib (the dev layout). ``--before DIR`` (another checkout, e.g. ``git archive`` of main) times
+its ``s3`` commands too, interleaved with these in the same run and home, as rows "(before)".
 """
 
 from __future__ import annotations
@@ -26,7 +27,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def timed(cmd: list[str], env: dict[str, str]) -> float:
+def timed(cmd: list[str], env: dict[str, str], lib: Path | None = None) -> float:
+    if lib is not None:
+        env = {**env, "PYTHONPATH": str(lib)}
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     dt = time.perf_counter() - t0
@@ -51,6 +54,7 @@ def main() -> int:
     ap.add_argument("-n", type=int, default=30, help="runs per command (default 30)")
     ap.add_argument("--items", type=int, default=0, help="semantic rules in the timed home (default none)")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
+    ap.add_argument("--before", type=Path, help="another checkout whose lib/ is timed too (dev layout only)")
     args = ap.parse_args()
 
     env = dict(os.environ)
@@ -67,21 +71,30 @@ def main() -> int:
         env["SOPHIA_HOME"] = str(Path(tmp) / ".sophia")
         subprocess.run([*s3, "init"], env=env, check=True, stdout=subprocess.DEVNULL)
         add_rules(Path(env["SOPHIA_HOME"]), args.items)
-        cases = {
+        cases: dict[str, list[str]] = {
             "python -c pass": [py, "-c", "pass"],
             "s3 --help": [*s3, "--help"],
             "s3 version": [*s3, "version"],
             "s3 status": [*s3, "status"],
             "s3 status --json": [*s3, "status", "--json"],
+            # the first status after a turn (whose hooks rewrote episodes/index.json 10 s ago): it checks every
+            # state file again through typer and pydantic, and records them for the statuses after it
+            "s3 status after a turn": [py, "-c", "import os, sys, time; t = time.time() - 10; os.utime(sys.argv[1], "
+                                       "(t, t)); sys.argv[1:] = ['status']; from sophia.cli.entry import main; main()",
+                                       str(Path(env["SOPHIA_HOME"]) / "episodes" / "index.json")],
             "s3 list rules": [*s3, "list", "rules"],
             "s3 list rules --json": [*s3, "list", "rules", "--json"],
         }
-        for cmd in cases.values():  # warm the page cache and .pyc files
-            timed(cmd, env)
+        libs: dict[str, Path | None] = {k: None for k in cases}
+        if args.before and not args.venv:
+            for k, cmd in list(cases.items())[1:]:
+                cases[f"{k} (before)"], libs[f"{k} (before)"] = cmd, args.before.resolve() / "lib"
+        for name, cmd in cases.items():  # warm the page cache and .pyc files
+            timed(cmd, env, libs[name])
         times: dict[str, list[float]] = {k: [] for k in cases}
         for _ in range(args.n):
             for name, cmd in cases.items():
-                times[name].append(timed(cmd, env))
+                times[name].append(timed(cmd, env, libs[name]))
     base = statistics.median(times["python -c pass"])
     rows = [{"command": k, "median_ms": round(statistics.median(v) * 1000, 1),
              "ratio": round(statistics.median(v) / base, 2)} for k, v in times.items()]
@@ -89,9 +102,9 @@ def main() -> int:
         print(json.dumps({"runs": args.n, "python": py, "rows": rows}, indent=2))
     else:
         print(f"{args.n} runs each, interleaved; baseline: python -c pass from the same venv ({py})")
-        print(f"{'command':<22} {'median ms':>10} {'x baseline':>11}")
+        print(f"{'command':<31} {'median ms':>10} {'x baseline':>11}")
         for r in rows:
-            print(f"{r['command']:<22} {r['median_ms']:>10.1f} {r['ratio']:>11.2f}")
+            print(f"{r['command']:<31} {r['median_ms']:>10.1f} {r['ratio']:>11.2f}")
     return 0
 
 
