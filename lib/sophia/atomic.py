@@ -13,9 +13,12 @@ import contextlib
 import json
 import os
 from pathlib import Path
-from typing import Any
 
 from .errors import StateFileError, StateWriteError
+
+TYPE_CHECKING = False  # typing costs a few ms to import: annotations only
+if TYPE_CHECKING:
+    from typing import Any
 
 FILE_MODE = 0o600
 DIR_MODE = 0o700

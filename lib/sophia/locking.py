@@ -21,11 +21,14 @@ import fcntl
 import os
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from .errors import LockTimeout, StateWriteError
+
+TYPE_CHECKING = False  # typing costs a few ms to import: annotations only
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
 
 DEFAULT_TIMEOUT = 5.0
 _POLL = 0.01

@@ -8,9 +8,11 @@ or an error (the typer path then runs and says it exactly as it always has). Sta
 
 from __future__ import annotations
 
-from typing import Any
-
 from .plain import dumps, print_lines
+
+TYPE_CHECKING = False  # typing costs a few ms to import: annotations only
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def answer(argv: list[str]) -> int | None:

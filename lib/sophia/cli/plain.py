@@ -8,7 +8,10 @@ from __future__ import annotations
 import json
 import re
 import sys
-from typing import Any
+
+TYPE_CHECKING = False  # typing costs a few ms to import: annotations only
+if TYPE_CHECKING:
+    from typing import Any
 
 # what rich's console.print reads in a line: an emoji code (":smile:"), a control code it strips or a tab it
 # expands, and with markup on a markup tag ("[bold]", "[/]", "[#fff]", "[@click]") or a backslash before a

@@ -15,7 +15,10 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # typing costs a few ms to import: annotations only
+if TYPE_CHECKING:
+    from typing import Any
 
 NAME = "status_stamp.json"
 RACY_NS = 2_000_000_000

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # typing costs a few ms to import: annotations only
+if TYPE_CHECKING:
+    from typing import Any
 
 Line = tuple[str, str]
 

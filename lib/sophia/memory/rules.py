@@ -3,12 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import copy
-from collections.abc import Iterator
-from datetime import datetime
-from pathlib import Path
-from typing import Any
-from uuid import uuid4
 
 from .. import paths
 from ..atomic import read_json, write_json_atomic
@@ -16,11 +10,16 @@ from ..errors import BadInput, StateFileError
 from ..kinds import MAX_DOMAIN_CHARS, MAX_RULE_CHARS
 from ..locking import locked
 from ..timeutil import iso, now, parse
-from .text import near_duplicate, normalise
+
+TYPE_CHECKING = False  # typing, uuid and hashlib (.text) cost ms that s3 list rules need not pay: used where needed
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from datetime import datetime
+    from pathlib import Path
+    from typing import Any
 
 MERGE_BOOST = 0.05
 MAX_DIGESTS = 20
-
 
 
 class RuleTooLong(BadInput):
@@ -49,6 +48,8 @@ def load_rules(home: Path | None = None) -> list[dict[str, Any]]:
 def update_rules(home: Path | None = None) -> Iterator[list[dict[str, Any]]]:
     p = paths.rules_path(home)
     with locked(p, timeout=WRITE_TIMEOUT):
+        import copy
+
         rules = load_rules(home)
         before = copy.deepcopy(rules)
         yield rules
@@ -59,6 +60,8 @@ def update_rules(home: Path | None = None) -> Iterator[list[dict[str, Any]]]:
 
 
 def find_similar(rules: list[dict[str, Any]], trigger: str, content: str) -> dict[str, Any] | None:
+    from .text import near_duplicate, normalise
+
     for r in rules:
         same_trigger = normalise(str(r.get("trigger_concept", ""))) == normalise(trigger)
         threshold = 0.8 if same_trigger else 0.9
@@ -87,6 +90,8 @@ def add_or_merge(rules: list[dict[str, Any]], *, trigger: str, content: str, con
         if digest:
             existing["validated_by"] = (seen + [digest])[-MAX_DIGESTS:]
         return "merged", existing
+    from uuid import uuid4
+
     rule = {
         "id": f"rule_{uuid4().hex[:12]}",
         "trigger_concept": trigger,
