@@ -229,3 +229,110 @@ def test_the_server_never_loads_torch_or_the_model(s3_env: dict[str, str]) -> No
     r = subprocess.run([sys.executable, "-c", code, str(LIB)], capture_output=True, text=True, timeout=60, env=s3_env)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "[]"
+
+
+INIT_LINE = {"jsonrpc": "2.0", "id": 7, "method": "initialize",
+             "params": {"protocolVersion": "", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}
+
+
+def _handshake(env: dict[str, str], version: str) -> tuple[dict[str, Any], dict[str, Any], str]:
+    """The answers to ``initialize`` (asking ``version``) and a following ``tools/list``, and stderr."""
+    init = {**INIT_LINE, "params": {**INIT_LINE["params"], "protocolVersion": version}}
+    p = subprocess.Popen([sys.executable, "-m", "sophia.cli.entry", "mcp"], env=env, stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert p.stdin is not None and p.stdout is not None and p.stderr is not None
+    p.stdin.write(json.dumps(init) + "\n")
+    p.stdin.flush()
+    first = json.loads(p.stdout.readline())
+    p.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n"
+                  + json.dumps({"jsonrpc": "2.0", "id": 8, "method": "tools/list"}) + "\n")
+    p.stdin.flush()
+    second = json.loads(p.stdout.readline())
+    p.stdin.close()
+    rest, err = p.stdout.read(), p.stderr.read()
+    assert p.wait(timeout=60) == 0 and rest == "", (rest, err)
+    return first, second, err
+
+
+def test_the_early_handshake_is_the_sdks_own(s3_env: dict[str, str]) -> None:
+    """Every protocol version the SDK supports is answered early, exactly as the SDK answers it (the
+    server compares the two and says a difference on stderr), then the SDK serves the session; a version
+    the SDK does not know is left to the SDK's negotiation (its latest)."""
+    from mcp.shared.version import SUPPORTED_PROTOCOL_VERSIONS
+    from mcp.types import LATEST_PROTOCOL_VERSION
+
+    from sophia.cli.mcp_handshake import sdk_versions
+
+    assert sdk_versions() == SUPPORTED_PROTOCOL_VERSIONS
+    run_s3(["init"], s3_env)
+    for version in [*SUPPORTED_PROTOCOL_VERSIONS, "1999-01-01"]:
+        first, second, err = _handshake(s3_env, version)
+        want = version if version in SUPPORTED_PROTOCOL_VERSIONS else LATEST_PROTOCOL_VERSION
+        assert first["id"] == 7 and first["result"]["protocolVersion"] == want
+        assert first["result"]["serverInfo"]["name"] == "sophia-memory"
+        assert second["id"] == 8 and {t["name"] for t in second["result"]["tools"]} == TOOLS
+        assert "differs" not in err and "Traceback" not in err
+
+
+def test_the_handshake_is_answered_before_the_sdk_loads(s3_env: dict[str, str]) -> None:
+    code = ("import io, sys; sys.path.insert(0, sys.argv[1])\n"
+            "sys.stdin = io.TextIOWrapper(io.BytesIO(sys.argv[2].encode() + b'\\n'))\n"
+            "from sophia.cli import mcp_server\n"
+            "out = io.BytesIO(); stdin, stdout = mcp_server._answer_early(out)\n"
+            "print(out.getvalue().decode().strip()); print(sorted(m for m in sys.modules if m.split('.')[0] in "
+            "('mcp', 'pydantic', 'anyio')))\n"
+            "print(stdin.readline().strip() == sys.argv[2], stdin.readline() == '')\n")
+    line = json.dumps({**INIT_LINE, "params": {**INIT_LINE["params"], "protocolVersion": "2025-06-18"}})
+    r = subprocess.run([sys.executable, "-c", code, str(LIB), line], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    answer, loaded, replay = r.stdout.strip().splitlines()
+    assert json.loads(answer)["result"]["protocolVersion"] == "2025-06-18"
+    assert loaded == "[]"  # answered with the SDK not imported
+    assert replay == "True True"  # and the same line handed on to the SDK, then the real stdin
+
+
+def test_the_sdks_answer_to_the_early_request_is_held_back_and_compared() -> None:
+    import io
+
+    from sophia.cli.mcp_handshake import HoldFirstAnswer
+
+    sent = {"jsonrpc": "2.0", "id": 1, "result": {"protocolVersion": "2025-06-18"}}
+    out, err = io.StringIO(), io.StringIO()
+    hold = HoldFirstAnswer(out, sent)
+    old, sys.stderr = sys.stderr, err
+    try:
+        hold.write('{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2024-11-05"}}\n')
+        hold.write('{"jsonrpc":"2.0","id":1,"result":{"again":true}}\n')
+        hold.write('{"jsonrpc":"2.0","id":2,"result":{}}\n')
+    finally:
+        sys.stderr = old
+    assert out.getvalue().splitlines() == ['{"jsonrpc":"2.0","id":1,"result":{"again":true}}',
+                                           '{"jsonrpc":"2.0","id":2,"result":{}}']
+    assert "differs" in err.getvalue() and "2024-11-05" in err.getvalue()
+
+
+def test_the_early_answer_leaves_what_it_cannot_answer_to_the_sdk() -> None:
+    from sophia.cli.mcp_handshake import early_answer
+
+    info = {"name": "n", "version": "1"}
+    ok = {**INIT_LINE, "params": {**INIT_LINE["params"], "protocolVersion": "2025-06-18"}}
+    assert early_answer(json.dumps(ok).encode(), info, "i") is not None
+    for bad in (b"not json", b"[]", json.dumps({**ok, "method": "ping"}).encode(),
+                json.dumps({**ok, "id": None}).encode(), json.dumps({**ok, "id": True}).encode(),
+                json.dumps({**ok, "params": {**ok["params"], "protocolVersion": "1999-01-01"}}).encode(),
+                json.dumps({**ok, "params": {**ok["params"], "clientInfo": "x"}}).encode()):
+        assert early_answer(bad, info, "i") is None, bad
+
+
+def test_the_sdk_loads_lean_and_falls_back_to_the_ordinary_import(s3_env: dict[str, str]) -> None:
+    code = ("import sys; sys.path.insert(0, sys.argv[1])\n"
+            "import sophia.cli.mcp_server as m\n"
+            "if sys.argv[2] == 'broken': m.LEAN_PACKAGES = ('mcp', 'mcp.no_such_package')\n"
+            "m.build(); print(sorted(k for k in ('mcp.server.fastmcp', 'mcp.client.session') if k in sys.modules))\n")
+    lean = subprocess.run([sys.executable, "-c", code, str(LIB), "lean"], capture_output=True, text=True, timeout=60)
+    assert lean.returncode == 0, lean.stderr
+    assert lean.stdout.strip() == "[]"  # the SDK's client and FastMCP are not loaded
+    broken = subprocess.run([sys.executable, "-c", code, str(LIB), "broken"], capture_output=True, text=True,
+                            timeout=60)
+    assert broken.returncode == 0, broken.stderr
+    assert "mcp.server.fastmcp" in broken.stdout  # the ordinary import, whole
