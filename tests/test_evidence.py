@@ -189,3 +189,32 @@ def test_a_compound_command_is_summarised_by_what_ran_not_by_cd() -> None:
     assert T.bash_summary("cd a; cd b && make test") == "make test"
     assert T.bash_summary("cd /work/shop") == "cd"
     assert T.bash_summary("cd x && TOKEN=abc make") == ""  # the whitelist still stops at a secret
+
+
+@pytest.mark.parametrize(("args", "reads"), [
+    # git-config(1): a key alone or --get/--list reads; a value, --unset, --add, --remove-section write
+    ("config --list", True), ("config --global user.email", True), ("config --get-regexp ^alias", True),
+    ("config user.name Ada", False), ("config --unset core.editor", False), ("config --remove-section x", False),
+    ("config --add remote.o.push main", False),
+    # git-branch(1) / git-tag(1): listing without a name (or with --list); a name creates, -d/-D/-m change
+    ("branch", True), ("branch -a -v", True), ("branch --show-current", True), ("branch --list 'fix/*'", True),
+    ("branch fix/x", False), ("branch -D old", False), ("branch -m a b", False),
+    ("tag", True), ("tag -l 'v1.*'", True), ("tag v1.2.0", False), ("tag -d v1", False),
+    # git-remote(1), git-stash(1)
+    ("remote -v", True), ("remote show origin", True), ("remote add up url", False), ("remote set-url o u", False),
+    ("stash list", True), ("stash show -p", True), ("stash", False), ("stash pop", False), ("stash drop", False),
+    # git's own options before the subcommand
+    ("-C /repo status --short", True), ("-c core.pager=cat log -3", True), ("--no-pager diff", True),
+    ("-C /repo push", False), ("commit -am x", False), ("checkout -- f", False),
+])
+def test_git_reads_tells_looking_from_changing(args: str, reads: bool) -> None:
+    assert E.git_reads(args.split()) is reads
+    assert E.shape(f"git {args}")["reader"] is reads
+
+
+def test_a_git_config_read_is_no_fix_of_a_config_write() -> None:
+    """`git config --list` after a failed `git config --remove-section` looks: it is no step and no fix."""
+    from sophia.learning.commands import is_heartbeat
+
+    assert is_heartbeat(["git", "config", "--list"]) and is_heartbeat(["git", "config", "--get", "user.name"])
+    assert not is_heartbeat(["git", "config", "--remove-section", "x"]) and not is_heartbeat(["git", "tag", "v1"])

@@ -88,8 +88,19 @@ READERS = frozenset(["cat", "grep", "egrep", "fgrep", "rg", "ag", "ls", "ll", "f
                      "test", "["])
 # checkers that print nothing when all is well: an empty output under a mask is their success
 SILENT_CHECKERS = frozenset(["tsc", "eslint", "ruff", "flake8", "shellcheck", "gofmt", "hadolint", "pyflakes"])
-GIT_READERS = frozenset(["status", "log", "show", "diff", "branch", "remote", "rev-parse", "ls-files", "blame",
-                         "describe", "shortlog", "reflog", "config", "stash list", "grep", "tag"])
+# git's subcommands that only look, whatever follows them; the ones that look or change by what follows
+# (config, branch, tag, remote, stash) are told apart by git_reads
+GIT_READERS = frozenset(["status", "log", "show", "diff", "rev-parse", "ls-files", "blame", "describe", "shortlog",
+                         "reflog", "grep", "ls-tree", "ls-remote", "cat-file", "rev-list", "show-ref", "for-each-ref",
+                         "merge-base", "name-rev", "check-ignore", "count-objects", "whatchanged", "cherry", "version",
+                         "help", "var"])
+_GIT_VALUED = frozenset(["-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path"])
+_GIT_CONFIG_LOOKS = frozenset(["-l", "--list", "--get", "--get-all", "--get-regexp", "--get-urlmatch", "--get-color",
+                               "--get-colorbool"])
+_GIT_CONFIG_SCOPES = frozenset(["--global", "--local", "--system", "--worktree", "--show-origin", "--show-scope",
+                                "--includes", "--null", "-z", "--name-only", "--bool", "--int", "--path"])
+_GIT_LIST_FLAGS = frozenset(["-l", "--list", "-a", "--all", "-r", "--remotes", "-v", "-vv", "--verbose", "--contains",
+                             "--merged", "--no-merged", "--points-at", "--show-current", "-n", "--sort", "--format"])
 _WRAPPERS = frozenset(["sudo", "nohup", "time", "exec", "command", "nice", "stdbuf", "env", "timeout", "xargs"])
 _HEREDOC = re.compile(r"<<-?\s*(['\"]?)(\w+)\1.*?^\s*\2\s*$", re.S | re.M)
 _QUOTED = re.compile(r"'[^']*'|\"(?:\\.|[^\"\\])*\"")
@@ -108,7 +119,7 @@ _PREP = frozenset(["cd", "pushd", "popd", "export", "set", "source", ".", "unset
 
 
 def _programs(segment: str) -> list[str]:
-    """The program of a simple command and, for ``git``, its subcommand (wrappers and assignments skipped)."""
+    """The program of a simple command and, for ``git``, its arguments (wrappers and assignments skipped)."""
     words = [w for w in segment.split() if not w.startswith(("<", ">")) and not re.match(r"^\d*[<>]", w)]
     i = 0
     while i < len(words) and (_ASSIGN.match(words[i]) or words[i] in _WRAPPERS or words[i].startswith("-")
@@ -120,14 +131,38 @@ def _programs(segment: str) -> list[str]:
     rest = [w for w in words[i + 1:] if not w.startswith("-")]
     if prog in _RUNNERS and rest:  # npx tsc: the tool is tsc
         return _programs(" ".join(rest))
-    return [prog, rest[0]] if prog == "git" and rest else [prog]
+    return [prog, *words[i + 1:]] if prog == "git" and rest else [prog]
+
+
+def git_reads(args: list[str]) -> bool:
+    """Whether ``git ARGS`` only looks: a subcommand of ``GIT_READERS``; ``config`` getting or listing (a
+    key alone, or ``--get``/``--list``), ``branch``/``tag`` listing (no name, or a listing flag), ``remote``
+    with no name or ``show``/``get-url``, ``stash list``/``show``. ``git config --unset``, ``git branch -D x``,
+    ``git tag v1``, ``git remote add``: they change the repository."""
+    i = 0
+    while i < len(args) and args[i].startswith("-"):  # git's own options (-C DIR, -c KEY=VALUE, --no-pager)
+        i += 2 if args[i] in _GIT_VALUED else 1
+    if i >= len(args):
+        return True
+    sub, after = args[i], args[i + 1:]
+    rest = [a for a in after if not a.startswith("-")]
+    flags = {a.split("=", 1)[0] for a in after if a.startswith("-")}
+    if sub == "config":
+        return bool(flags & _GIT_CONFIG_LOOKS) or (len(rest) <= 1 and flags <= _GIT_CONFIG_SCOPES)
+    if sub in ("branch", "tag"):
+        return flags <= _GIT_LIST_FLAGS and (not rest or bool(flags & {"-l", "--list", "--contains", "--points-at"}))
+    if sub == "remote":
+        return not rest or rest[0] in ("show", "get-url")
+    if sub == "stash":
+        return bool(rest) and rest[0] in ("list", "show")
+    return sub in GIT_READERS
 
 
 def _is_reader(progs: list[str]) -> bool:
     if not progs:
         return True
     if progs[0] == "git":
-        return len(progs) < 2 or progs[1] in GIT_READERS
+        return git_reads(progs[1:])
     return progs[0] in READERS
 
 

@@ -204,7 +204,7 @@ def is_probe(action: dict[str, Any]) -> bool:
     if not head:
         return False
     if head[0] == "git":
-        return len(head) < 2 or head[1] in evidence.GIT_READERS
+        return evidence.git_reads(head[1:])
     return head[0] in evidence.READERS
 
 

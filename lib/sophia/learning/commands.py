@@ -35,10 +35,9 @@ CMD_CHARS = 120
 USER_STEP = "the user stepped in"  # a step of a fix: the user's reply between a failure and its retry
 ERR_CHARS = 100
 
-# Read-only inspection: never a lesson, never a step (first word, or "git <sub>").
+# Read-only inspection: never a lesson, never a step (first word; git: evidence.git_reads).
 HEARTBEATS = frozenset(
     ["ls", "ll", "pwd", "cat", "echo", "printf", "head", "tail", "wc", "grep", "egrep", "rg", "ag", "find", "fd", "which", "type", "whoami", "date", "sleep", "true", "false", "env", "printenv", "readlink", "realpath", "stat", "file", "du", "df", "tree", "less", "more", "ps", "id", "uname", "hostname", "test", "[", "clear", "history", "jq", "sort", "uniq", "cut", "awk", "diff", "cmp", "basename", "dirname", "lsof", "top", "free", "uptime", "nproc", "wait"])
-GIT_READ = frozenset(["status", "diff", "log", "show", "branch", "remote", "rev-parse", "ls-files", "describe", "blame", "shortlog", "reflog"])
 PREP = frozenset(["cd", "pushd", "popd", "export", "source", ".", "set", "unset", "alias"])
 WRAPPERS = frozenset(["sudo", "nohup", "time", "exec", "command", "nice", "stdbuf"])
 INTERPRETERS = frozenset(["python", "python3", "node", "bash", "sh", "zsh", "ruby", "perl", "php", "deno", "bun", "tsx", "ts-node"])
@@ -138,7 +137,7 @@ def is_heartbeat(seg: list[str]) -> bool:
     if prog in HEARTBEATS or prog in PREP:
         return True
     pos = _positional(seg)
-    if prog == "git" and (not pos or pos[0] in GIT_READ):
+    if prog == "git" and evidence.git_reads(seg[1:]):
         return True
     if prog == "kill" and pos and all(w.startswith(("$", "%")) for w in pos):
         return True  # job control of what the chain started (``cmd & PID=$!; sleep 9; kill $PID``)
