@@ -31,6 +31,19 @@ def test_check_command_json(s3_env: dict[str, str]) -> None:
     assert r.returncode == 0 and r.stdout.startswith("ALLOW")
 
 
+def test_check_takes_the_command_as_words(s3_env: dict[str, str]) -> None:
+    """`s3 guardian check rm -rf ~` is judged as `-c 'rm -rf ~'` is: the command's own options are its
+    words, not options of s3 (`ls -c x` is `ls` with `-c`); words and -c together are one usage error."""
+    env = {**s3_env, "HOME": "/home/x"}
+    words = run_s3(["guardian", "check", "--json", "--cwd", "/home/x/proj", "rm", "-rf", "~"], env)
+    quoted = run_s3(["guardian", "check", "--json", "--cwd", "/home/x/proj", "-c", "rm -rf ~"], env)
+    assert words.returncode == quoted.returncode == 4
+    assert json.loads(words.stdout)["reason"] == json.loads(quoted.stdout)["reason"]
+    assert run_s3(["guardian", "check", "ls", "-c", "x"], s3_env).returncode == 0
+    both = run_s3(["guardian", "check", "-c", "ls", "ls"], s3_env)
+    assert both.returncode == 2 and "not both" in both.stderr and len(both.stderr.strip().splitlines()) == 1
+
+
 def test_check_reads_a_payload_on_stdin_and_honours_patterns(s3_env: dict[str, str], sophia_home: Path) -> None:
     sophia_home.mkdir(parents=True, exist_ok=True)
     (sophia_home / "config.json").write_text(json.dumps({"guardian": {"mode": "warn", "deny": ["terraform apply"]}}))

@@ -23,8 +23,9 @@ app.add_typer(guardian_app, name="guardian")
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON instead of text.")]
 
 
-@guardian_app.command("check")
+@guardian_app.command("check", context_settings={"allow_interspersed_args": False, "ignore_unknown_options": True})
 def check(
+    words: Annotated[list[str] | None, typer.Argument(help="The Bash command to judge, as you would type it (the same as -c 'CMD').", show_default=False)] = None,
     command: Annotated[str | None, typer.Option("--command", "-c", help="A Bash command to judge (else a PreToolUse payload is read from stdin).")] = None,
     file: Annotated[str | None, typer.Option("--file", help="Judge a Write to this path instead of a command.")] = None,
     cwd: Annotated[str | None, typer.Option("--cwd", help="The working directory to judge against (default: the current one).")] = None,
@@ -33,13 +34,19 @@ def check(
     """Show what the guardian decides (deny / ask / allow, and why) without running anything.
 
     Handy to test your guardian.allow / guardian.deny patterns in config.json:
-    `s3 guardian check -c 'rm -rf build'`, or pipe a hook payload: `s3 guardian check --json < payload.json`.
+    `s3 guardian check -c 'rm -rf build'` (or `s3 guardian check rm -rf build`; quote what the shell would
+    expand or run: `s3 guardian check 'git push --force && rm -rf ~'`), or pipe a hook payload:
+    `s3 guardian check --json < payload.json`.
 
     Exit code = the decision (whatever the mode): 0 allow, 3 ask, 4 deny; 2 bad input.
     """
     from ..guardian.hook import decide
 
     here = cwd or os.getcwd()
+    if words:
+        if command is not None or file is not None:
+            usage("give the command once: as words or with -c, not both (nor with --file)")
+        command = " ".join(words)
     payload: dict[str, Any]
     if command is not None:
         payload = {"tool_name": "Bash", "tool_input": {"command": command}, "cwd": here}
