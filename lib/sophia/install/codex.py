@@ -132,15 +132,10 @@ def merge_hooks(doc: dict[str, Any], groups: dict[str, list[dict[str, Any]]], ki
 
 
 def load_hooks_json(path: Path) -> tuple[dict[str, Any], bool]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    doc = settings_merge.read_object(path, CodexError)
+    if doc is None:
         return {"hooks": {}}, False
-    try:
-        doc = json.loads(text) if text.strip() else {}
-    except ValueError as exc:
-        raise CodexError(f"{path} is not valid JSON ({exc}); fix it, then run the install again") from exc
-    if not isinstance(doc, dict) or not isinstance(doc.get("hooks", {}), dict):
+    if not isinstance(doc.get("hooks", {}), dict):
         raise CodexError(f"{path}: expected {{\"hooks\": {{EVENT: [...]}}}}")
     return doc, True
 

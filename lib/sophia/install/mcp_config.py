@@ -21,7 +21,7 @@ from typing import Any
 if not __package__:  # run as a script: find the package beside this file
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from sophia.install.settings_merge import write_through  # noqa: E402
+from sophia.install.settings_merge import read_object, write_through  # noqa: E402
 
 NAME = "sophia-memory"
 
@@ -37,15 +37,10 @@ def entry(command: str) -> dict[str, Any]:
 
 def load(path: Path) -> tuple[dict[str, Any], bool]:
     """(the file's object, whether it exists)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    data = read_object(path, ConfigError)
+    if data is None:
         return {}, False
-    try:
-        data = json.loads(text) if text.strip() else {}
-    except ValueError as exc:
-        raise ConfigError(f"{path} is not valid JSON ({exc}); fix it or remove it") from exc
-    if not isinstance(data, dict) or not isinstance(data.get("mcpServers", {}), dict):
+    if not isinstance(data.get("mcpServers", {}), dict):
         raise ConfigError(f"{path}: expected a JSON object whose mcpServers is an object")
     return data, True
 

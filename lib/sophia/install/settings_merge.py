@@ -45,25 +45,32 @@ class SettingsError(Exception):
 # reading
 
 
-def load_settings(path: Path) -> dict[str, Any]:
-    """The parsed settings; ``{}`` when the file is missing or blank. Raises SettingsError."""
+def read_object(path: Path, error: type[Exception] = SettingsError) -> dict[str, Any] | None:
+    """A JSON object file of the user's (settings, Codex's hooks, an MCP list): None when it is missing,
+    ``{}`` when blank; ``error`` with one line saying where when it cannot be read or is not an object."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        return {}
+        return None
     except (OSError, UnicodeDecodeError) as exc:
-        raise SettingsError(f"{path}: cannot read: {exc}") from exc
+        raise error(f"{path}: cannot read: {exc}") from exc
     if not text.strip():
         return {}
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise SettingsError(
+        raise error(
             f"{path} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
             "fix or move it, then run the installer again (the file was left untouched)"
         ) from exc
     if not isinstance(data, dict):
-        raise SettingsError(f"{path}: the top level is a {type(data).__name__}, not a JSON object; left untouched")
+        raise error(f"{path}: the top level is a {type(data).__name__}, not a JSON object; left untouched")
+    return data
+
+
+def load_settings(path: Path) -> dict[str, Any]:
+    """The parsed settings; ``{}`` when the file is missing or blank. Raises SettingsError."""
+    data = read_object(path) or {}
     problems = check_structure(data)
     if problems:
         raise SettingsError(f"{path}: {problems[0]}; left untouched")
