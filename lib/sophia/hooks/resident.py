@@ -219,5 +219,8 @@ def serve(home: str, lib: str, idle: float = IDLE_S, check: float = CHECK_S,
     os.chdir("/")
     if base.take_lock(home, KIND) is None:
         return
+    from ..index import kept
+
+    kept.keep()  # the index stays open between requests (no checkpoint and fsync at every close)
     resident = HookResident(home, lib, idle, check)
     base.run(resident, ready or warm, os.path.join(os.path.dirname(os.path.abspath(__file__)), "launch.py"))

@@ -92,14 +92,12 @@ def _find_episode_id(home: Path, sid: str) -> str | None:
 
 def index_episode(home: Path, ep: dict[str, Any]) -> str:
     """Upsert the episode into the recall index: the same item a rebuild makes from the file."""
-    from sophia.index import db, store  # lazily: only when the episode changed
+    from sophia.index import kept, store  # lazily: only when the episode changed
     from sophia.kinds import episode_item
 
-    conn = db.connect(home)
-    try:
-        store.upsert_items(conn, [episode_item(ep)])
-    finally:
-        conn.close()
+    with kept.use(home) as conn:
+        if conn is not None:  # always: not a read, so created when missing
+            store.upsert_items(conn, [episode_item(ep)])
     return "indexed"
 
 
@@ -302,14 +300,17 @@ def _save_episode(run: _Run, episode: dict[str, Any], new_episode: bool) -> bool
     entry = index_entry(episode)
     entry_sig = _signature(entry, ("timestamp", "tool_call_count"))
     changed = force or ep_sig != state.get("episode_sig")
-    durable = run.final or new_episode  # a turn's rewrite is not fsynced: the session's end is
+    # a turn's rewrite is not fsynced: the rename over the old file never leaves it torn or empty (ext4 and
+    # the others write a file renamed over another first); a new file has no such guard, and the session's
+    # end is the record that stays
+    durable = run.final
     if changed:
-        path = write_episode(episode, run.home, durable=durable)
+        path = write_episode(episode, run.home, durable=durable or new_episode)
         state["episode_sig"] = ep_sig
         st = os.stat(path)
         state["episode_stat"] = [st.st_mtime_ns, st.st_size]  # our own write: _keep_learned need not read it
     if force or entry_sig != state.get("entry_sig"):
-        upsert_index_entries([entry], run.home, durable=durable)
+        upsert_index_entries([entry], run.home, durable=durable or not paths.episode_index_path(run.home).exists())
         state["entry_sig"] = entry_sig
     run.report.update(episode=episode["id"], outcome=episode["outcome"], written=changed)
     search_sig = _signature({k: episode.get(k) for k in SEARCHED}, ())
@@ -327,7 +328,7 @@ def _update_models(run: _Run, cfg: dict[str, Any], new_prompts: list[str], episo
     new_session = not run.state.get("session_counted")
     ended = run.tstate.get("last_ts") if run.past else None  # a backfilled session's own end, not our clock
     ended = ended if isinstance(ended, str) and ended else None
-    durable = run.final or new_session or new_episode  # a turn's rewrite is not fsynced: the session's end is
+    durable = run.final  # a turn's rewrite is not fsynced (see _save_episode); a new file is (stats)
     stats.update_self_model(run.home, new_session=new_session, new_episode=new_episode, stamp=run.final,
                             now=run.now, ended=ended, durable=durable)
     run.state["session_counted"] = True

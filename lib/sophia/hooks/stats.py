@@ -54,7 +54,7 @@ def update_self_model(home: Path, *, new_session: bool, new_episode: bool, stamp
     ``stamp``: write ``last_session`` even when nothing is counted (the session ended). ``ended``: a
     past session's own end (``s3 backfill``): ``last_session`` becomes it only when it is later than the
     one recorded, so a backfill never claims a session happened at its own clock. ``durable=False``: no
-    fsync (a turn's update; the session's end writes durably).
+    fsync (a turn's update of the file; the session's end writes durably, and so does the file's first write).
     """
     if not (new_session or new_episode or stamp):
         return False
@@ -62,6 +62,7 @@ def update_self_model(home: Path, *, new_session: bool, new_episode: bool, stamp
     p = paths.self_model_path(home)
     with locked(p, timeout=2):
         data = read_json(p, default=None)
+        durable = durable or data is None  # a new file: no rename over an old one guards it
         if not isinstance(data, dict):
             data = _default_self_model(t)
         if new_session:
@@ -118,11 +119,12 @@ def update_user_model(home: Path, user_id: str, *, prompts: list[str], topics: l
                       now: str | None = None, ended: str | None = None, durable: bool = True) -> bool:
     """Fold new prompts (count, affect) and episode keywords (topics) in. True if written. ``ended``: a
     past session's end, as in :func:`update_self_model`, for ``last_interaction``. ``durable=False``: no
-    fsync (a turn's update; the session's end writes durably)."""
+    fsync (a turn's update of the file; the session's end writes durably, and so does the file's first write)."""
     t = now or iso()
     p = paths.user_model_path(user_id, home)
     with locked(p, timeout=2):
         data = read_json(p, default=None)
+        durable = durable or data is None  # a new file: no rename over an old one guards it
         if not isinstance(data, dict):
             data = default_user_model(user_id, t)
         known = data.get("topics_discussed")

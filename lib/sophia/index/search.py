@@ -579,21 +579,16 @@ def recall(query: str, *, limit: int = 10, types: list[str] | None = None, proje
            as_of: str | datetime | None = None, home: Path | None = None,
            knobs: Knobs | None = None, known_at: str | datetime | None = None) -> list[dict[str, Any]]:
     """The contract API: never raises on odd queries (returns [] instead)."""
-    from .db import connect_for_read
+    from .kept import use
 
     try:
-        conn = connect_for_read(home)
-    except sqlite3.Error:
-        return []
-    if conn is None:
-        return []
-    try:
-        return search(conn, query, limit=limit, types=types, project=project, as_of=as_of, home=home,
-                      knobs=knobs or DEFAULT_KNOBS, known_at=known_at)
+        with use(home, read=True) as conn:
+            if conn is None:
+                return []
+            return search(conn, query, limit=limit, types=types, project=project, as_of=as_of, home=home,
+                          knobs=knobs or DEFAULT_KNOBS, known_at=known_at)
     except (QueryError, sqlite3.Error, ValueError, TypeError):
         return []
-    finally:
-        conn.close()
 
 
 def with_knobs(**changes: Any) -> Knobs:
