@@ -99,11 +99,16 @@ resident_answer() {
   done
   trap '' PIPE # a peer that closes early makes printf fail, not kill this hook
   # one printf, so one write (small writes one after another would wait on TCP's delayed ACK, 40 ms);
-  # the answer counts only whole (its closing NUL) and from the resident (its first line: the answer secret)
-  if printf '%s\0' "${fields[@]}" "$payload" >&7 2>/dev/null && IFS= read -r -d '' -t 2 -u 7 out 2>/dev/null &&
-    [[ $out == "$ra"$'\n'* ]]; then
-    out=${out#"$ra"$'\n'}
-    [[ -z $out || $out == "{"* ]] && ok=1
+  # the answer counts only from the resident (its head: the answer secret, then the answer's byte count)
+  # and whole (that many bytes); both read in blocks (`read -N`: a line or `-d ''` is read a byte per
+  # system call), bytes counted as bytes (LC_ALL=C)
+  local LC_ALL=C head="" len
+  if printf '%s\0' "${fields[@]}" "$payload" >&7 2>/dev/null &&
+    IFS= read -r -N $((${#ra} + 10)) -t 2 -u 7 head 2>/dev/null && [[ $head == "$ra "[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]$'\n' ]]; then
+    len=$((10#${head:${#ra}+1:8}))
+    if ((len == 0)) || { IFS= read -r -N "$len" -t 2 -u 7 out 2>/dev/null && ((${#out} == len)); }; then
+      [[ -z $out || $out == "{"* ]] && ok=1
+    fi
   fi
   exec 7>&-
   trap - PIPE
@@ -111,22 +116,6 @@ resident_answer() {
 }
 
 shopt -s nocasematch
-L='(^|[^A-Za-z0-9_.-]|\\[nrt])'
-R='([^A-Za-z0-9_-]|$)'
-# programs a rule judges (generated from the rule table: lib/sophia/guardian/prefilter.py); the
-# command-only ones count after a separator, a wrapper, a number or an assignment only; the stems of the
-# remote table's destructive calls (delete, destroy, purge...) count anywhere
-# shellcheck source=hooks/lib/guardian_words.sh
-. "$here/lib/guardian_words.sh" 2>/dev/null || ask "its word list hooks/lib/guardian_words.sh is missing"
-C='(^|[;&|({!`]|\\n|(^|[[:space:]])(do|then|else|env|nice|nohup|time|timeout|ionice|stdbuf|flock|command|builtin|[A-Za-z_][A-Za-z0-9_]*=[^[:space:]]*|[0-9]+[a-z]*))[[:space:]]*'
-R2='([[:space:];&|)\\]|$)'
-# places whose change or disclosure hurts
-places='\.ssh|\.aws|\.gnupg|\.gpg|\.kube|\.docker|\.azure|gcloud|\.config/|\.password-store|keyring|\.netrc|\.npmrc|\.pypirc|credential|\.gitconfig|rc([^A-Za-z0-9_]|$)|\.z?profile|\.zsh|\.bash|\.inputrc|history|\.claude|\.sophia|\.vault|\.terraform|\.cargo|\.m2/|\.gem/|\.mozilla|\.thunderbird|\.local|Launch(Agents|Daemons)|\.pam_env|\.x(profile|initrc|sessionrc)'
-places+='|/(etc|usr|bin|sbin|lib[0-9x]*|boot|root|var|opt|proc|sys|srv|mnt|media|private|System|Library|home|Users|snap|nix|dev)([^A-Za-z0-9_.-]|$)|id_(rsa|dsa|ecdsa|ed25519)|\.(pem|key|p12|pfx|jks|kdbx|ovpn)|\.env|secret|token|passw|hooks|guardian|authorized_keys|shadow|sudoers|/dev/tcp'
-# spellings that can hide a word from the list: expansions, escapes, quotes inside a word, globs/braces next to letters, functions
-# shellcheck disable=SC1003 # backslashes are regex text here, not quote escapes
-hidden='\$|`|\\\\|\\u|[[:alnum:]_](\\"|'"'"')[[:alnum:]_\\'"'"']|\{|\(\)|[[:alnum:]][*?[]|[*?][[:alnum:]]|<\(|>\(|:\(|&[[:space:]]*\}'
-risky="$L($guardian_words)$R|$C($guardian_cmd_words)$R2|$places|$hidden|$guardian_secret_words${guardian_stems:+|$guardian_stems}"
 
 needs_analysis() {
   # $1: the text to scan (JSON-escaped as it arrives)
@@ -150,6 +139,24 @@ case $tool in
     shopt -s nocasematch
     ;;
 esac
+
+# Stage 1 (the resident did not answer): the patterns.
+L='(^|[^A-Za-z0-9_.-]|\\[nrt])'
+R='([^A-Za-z0-9_-]|$)'
+# programs a rule judges (generated from the rule table: lib/sophia/guardian/prefilter.py); the
+# command-only ones count after a separator, a wrapper, a number or an assignment only; the stems of the
+# remote table's destructive calls (delete, destroy, purge...) count anywhere
+# shellcheck source=hooks/lib/guardian_words.sh
+. "$here/lib/guardian_words.sh" 2>/dev/null || ask "its word list hooks/lib/guardian_words.sh is missing"
+C='(^|[;&|({!`]|\\n|(^|[[:space:]])(do|then|else|env|nice|nohup|time|timeout|ionice|stdbuf|flock|command|builtin|[A-Za-z_][A-Za-z0-9_]*=[^[:space:]]*|[0-9]+[a-z]*))[[:space:]]*'
+R2='([[:space:];&|)\\]|$)'
+# places whose change or disclosure hurts
+places='\.ssh|\.aws|\.gnupg|\.gpg|\.kube|\.docker|\.azure|gcloud|\.config/|\.password-store|keyring|\.netrc|\.npmrc|\.pypirc|credential|\.gitconfig|rc([^A-Za-z0-9_]|$)|\.z?profile|\.zsh|\.bash|\.inputrc|history|\.claude|\.sophia|\.vault|\.terraform|\.cargo|\.m2/|\.gem/|\.mozilla|\.thunderbird|\.local|Launch(Agents|Daemons)|\.pam_env|\.x(profile|initrc|sessionrc)'
+places+='|/(etc|usr|bin|sbin|lib[0-9x]*|boot|root|var|opt|proc|sys|srv|mnt|media|private|System|Library|home|Users|snap|nix|dev)([^A-Za-z0-9_.-]|$)|id_(rsa|dsa|ecdsa|ed25519)|\.(pem|key|p12|pfx|jks|kdbx|ovpn)|\.env|secret|token|passw|hooks|guardian|authorized_keys|shadow|sudoers|/dev/tcp'
+# spellings that can hide a word from the list: expansions, escapes, quotes inside a word, globs/braces next to letters, functions
+# shellcheck disable=SC1003 # backslashes are regex text here, not quote escapes
+hidden='\$|`|\\\\|\\u|[[:alnum:]_](\\"|'"'"')[[:alnum:]_\\'"'"']|\{|\(\)|[[:alnum:]][*?[]|[*?][[:alnum:]]|<\(|>\(|:\(|&[[:space:]]*\}'
+risky="$L($guardian_words)$R|$C($guardian_cmd_words)$R2|$places|$hidden|$guardian_secret_words${guardian_stems:+|$guardian_stems}"
 
 flag=0
 case $tool in

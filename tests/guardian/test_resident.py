@@ -176,14 +176,20 @@ DENY_JSON = b'{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permission
             b'"permissionDecisionReason": "fake"}}'
 
 
+def answer(secret: bytes, body: bytes) -> bytes:
+    return b"%s %08d\n%s" % (secret, len(body), body)
+
+
 @pytest.mark.parametrize("reply", [
-    lambda req: b"x" * 64 + b"\n" + ALLOW_JSON + b"\0",  # another secret: an impostor saying allow
-    lambda req: ALLOW_JSON + b"\0",  # no secret: an impostor saying allow
+    lambda req: answer(b"x" * 64, ALLOW_JSON),  # another secret: an impostor saying allow
+    lambda req: b" 00000000\n" + ALLOW_JSON,  # no secret: an impostor saying allow
     lambda req: b"",  # closes at once
-    lambda req: b"r" * 64 + b"\n" + DENY_JSON[:30],  # the right secret, cut short (died mid-answer)
-    lambda req: b"r" * 64 + b"\nnot json\0",  # garbage
+    lambda req: answer(b"r" * 64, DENY_JSON)[:100],  # the right secret, cut short (died mid-answer)
+    lambda req: b"r" * 64 + b" 0000001\n" + DENY_JSON,  # a head of the wrong width
+    lambda req: b"r" * 64 + b" 000000xy\n" + DENY_JSON,  # a count that is no number
+    lambda req: answer(b"r" * 64, b"not json"),  # garbage
     lambda req: None,  # never answers (the hook waits 2 s)
-], ids=["wrong-secret", "no-secret", "closed", "cut-short", "garbage", "silent"])
+], ids=["wrong-secret", "no-secret", "closed", "cut-short", "narrow-head", "bad-count", "garbage", "silent"])
 def test_anything_but_a_whole_answer_of_the_resident_falls_back(genv: dict[str, str], reply: object) -> None:
     fake = FakeResident(Path(genv["SOPHIA_HOME"]), reply)
     try:
@@ -314,7 +320,7 @@ def test_session_start_starts_one(genv: dict[str, str]) -> None:
 
 def test_switched_off_or_faulted_hook_never_asks_it(genv: dict[str, str]) -> None:
     home = Path(genv["SOPHIA_HOME"])
-    fake = FakeResident(home, lambda req: b"r" * 64 + b"\n" + ALLOW_JSON + b"\0")  # an answer the hook would take
+    fake = FakeResident(home, lambda req: answer(b"r" * 64, ALLOW_JSON))  # an answer the hook would take
     try:
         assert run_hook(RISKY, genv).decision == "allow" and len(fake.requests) == 1  # (it is reached)
         assert run_hook(RISKY, dict(genv, SOPHIA_GUARDIAN_RESIDENT="0")).decision == "deny"

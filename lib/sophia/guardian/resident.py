@@ -12,9 +12,10 @@ to ``run.py`` for that call). Standard library only, like ``run.py``.
   the connection is closed, nothing answered), then (``=value``, or empty when unset) HOME, TMPDIR, PWD,
   CLAUDE_PROJECT_DIR, CLAUDE_PLUGIN_ROOT, SOPHIA_HOME, SOPHIA_GUARDIAN_TESTING,
   SOPHIA_GUARDIAN_SYNC_LOG, SOPHIA_GUARDIAN_TIMEOUT (the environment the analyzer reads), then the payload.
-  The answer: ``<answer secret>\\n``, exactly what ``run.py`` prints (``hook.answer``: the same
-  decide/run code, the same time limit), a NUL. The hook takes it only whole (the NUL: this process did
-  not die mid-answer) and with the answer secret (no other user's process on the port can forge it);
+  The answer: ``<answer secret> <its byte count, 8 digits>\\n``, then exactly what ``run.py`` prints
+  (``hook.answer``: the same decide/run code, the same time limit). The hook takes it only whole (that
+  many bytes: this process did not die mid-answer) and with the answer secret (no other user's process on
+  the port can forge it);
   it writes only once ``kill -0 <pid>`` says this process, of the same user, is alive, so the payload
   does not go to whoever took the port of a daemon that died.
 - The deny/ask log is written by ``hook.write_log`` in this process, after the answer is sent (before
@@ -76,12 +77,19 @@ class Resident(base.Resident):
         if sync and hook.PENDING_LOG:  # SOPHIA_GUARDIAN_SYNC_LOG: the log and its audit before the answer
             hook.write_log(detach=False)
         try:
-            conn.sendall(self.ans + b"\n" + out.encode("utf-8") + b"\0")
+            body = out.encode("utf-8")
+            conn.sendall(head(self.ans, body) + body)
         except OSError:
             pass
         if hook.PENDING_LOG:
             conn.close()
             hook.write_log(detach=False, resident=True)
+
+
+def head(secret: bytes, body: bytes) -> bytes:
+    """What comes before an answer: the answer secret, its byte count in 8 digits, a newline (fixed width:
+    the hook reads it, then the answer, each with one ``read -N``)."""
+    return b"%s %08d\n" % (secret, len(body))
 
 
 def _warm(home: str) -> None:
