@@ -484,3 +484,22 @@ def test_the_buffer_takes_the_transcripts_judged_outcome_masked_failure_and_canc
     assert outcomes == {"t1": ("error", None), "t3": ("skipped", "cancelled")}
     assert ep["errors"] == ["Bash make all: /usr/bin/ld: main.o: undefined reference to `frob'; "
                             "collect2: error: ld returned 1 exit status"]
+
+
+def test_actions_are_redacted_as_redact_obj_does_and_remembered_without_sharing() -> None:
+    from sophia.redact import redact_obj
+
+    actions: list[dict[str, Any]] = [
+        {"ts": "2025-03-01T10:00:00Z", "tool": "Bash", "summary": "export API_TOKEN=sk-abc123def456ghi789jkl",
+         "exit": 0},
+        {"ts": "2025-03-01T10:00:01Z", "tool": "Bash", "summary": "curl -u admin:hunter22 https://x.example", "exit": 1},
+        {"ts": "2025-03-01T10:00:02Z", "tool": "Read", "file": "README.md", "exit": "0"},
+        {"ts": "2025-03-01T10:00:02Z", "tool": "Read", "file": "README.md", "exit": 0},
+        {"name": "DB_PASSWORD", "value": "s3cr3t-value"},
+    ]
+    want = redact_obj(actions)
+    first = ep_mod.redact_actions(actions)
+    assert first == want and "hunter22" not in json.dumps(first) and "s3cr3t" not in json.dumps(first)
+    assert first[2]["exit"] == "0" and first[3]["exit"] == 0  # "0" and 0 are two actions, not one remembered
+    first[0]["summary"] = "changed by the caller"
+    assert ep_mod.redact_actions(actions) == want  # what is remembered is not the caller's copy

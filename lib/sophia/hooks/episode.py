@@ -102,6 +102,26 @@ def _compact_action(a: dict[str, Any]) -> dict[str, Any]:
     return {k: a[k] for k in ACTION_KEYS if k in a and a[k] not in (None, "")}
 
 
+# Each action redacted once in this process (a long-lived hook runner rebuilds the episode of a session
+# after every turn, its actions all but the new ones the same): repr of the action -> redacted action.
+_REDACTED: dict[str, dict[str, Any]] = {}
+_REDACTED_MAX = 20_000
+
+
+def redact_actions(actions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``redact_obj(actions)``, which redacts a list element by element: each action's result remembered."""
+    out: list[dict[str, Any]] = []
+    for a in actions:
+        key = repr(a)  # exact for the JSON types an action holds (1, "1" and True differ), and fast
+        done = _REDACTED.get(key)
+        if done is None:
+            if len(_REDACTED) >= _REDACTED_MAX:
+                _REDACTED.clear()
+            done = _REDACTED[key] = redact_obj(a)
+        out.append(dict(done) if isinstance(done, dict) else done)  # a copy: the caller may change it
+    return out
+
+
 def _cap_actions(actions: list[dict[str, Any]]) -> list[dict[str, Any]]:
     if len(actions) <= MAX_ACTIONS:
         return actions
@@ -238,7 +258,7 @@ def build_episode(
         "goal_summary": summarize(task),
         "result": headline(last),
         "chain_of_thought": [redact_head(t, 500) for t in (transcript.get("assistant_texts") or [])[-3:]],
-        "actions": redact_obj(_cap_actions(actions_all)),
+        "actions": redact_actions(_cap_actions(actions_all)),
         "tool_call_count": tool_call_count,
         "outcome": outcome_,
         "outcome_reason": reason,
