@@ -208,9 +208,11 @@ def test_what_goes_wrong_with_the_resident_never_costs_the_answer(home: Path, en
     lock = take_lock(str(home), "hooks")  # a one-shot run that would stay on finds one running: it exits
     assert lock is not None
     cases = {
-        "declined": lambda req: b"r" * 64 + b" - 0 5\nnope!",  # the hook runs one-shot instead
+        "declined": lambda req: b"r" * 64 + b" --- 00000000 00000005\nnope!",  # the hook runs one-shot instead
         "closed": lambda req: b"",  # died mid-request: one-shot
-        "forged": lambda req: b"f" * 64 + b" 0 2 0\n{}",  # not its answer secret: one-shot
+        "forged": lambda req: b"f" * 64 + b" 000 00000002 00000000\n{}",  # not its answer secret: one-shot
+        "old-head": lambda req: b"r" * 64 + b" 0 2 0\n{}",  # a head of another shape: one-shot
+        "cut-short": lambda req: b"r" * 64 + b" 000 00000009 00000000\n{}",  # less than its count: one-shot
     }
     for why, answer in cases.items():
         fake = Fake(home, answer)
@@ -223,7 +225,7 @@ def test_what_goes_wrong_with_the_resident_never_costs_the_answer(home: Path, en
         finally:
             fake.close()
             key_file(home).unlink()
-    answered = Fake(home, lambda req: b"r" * 64 + b" 0 7 4\n{\"a\":1}oops")
+    answered = Fake(home, lambda req: b"r" * 64 + b" 000 00000007 00000004\n{\"a\":1}oops")
     try:
         r = hook("prompt_context", dict(data, session_id="fake-ok"), no_python(env, tmp_path))
         assert (r.returncode, r.stdout, r.stderr) == (0, '{"a":1}', "oops")

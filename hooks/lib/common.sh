@@ -133,11 +133,13 @@ _sophia_resident_open() {
 }
 
 # Sends the request on fd 8: the secret, the hook's name, folder, exported environment and payload, in one
-# write; reads the answer: a head line (answer secret, exit code or "-", stdout and stderr byte counts),
-# then both. 0: answered (printed; its code in _s3_code); 3: no answer within 4 s (the work may still be
-# done there: not run twice); 4: declined; 1: no whole answer (the resident is gone).
+# write; reads the answer: a head of fixed width (answer secret, exit code in 3 digits or "---", stdout
+# and stderr byte counts in 8 digits each, a newline: one `read -N`, where a line is read a byte per system
+# call), then both. 0: answered (printed; its code in _s3_code); 3: no answer within 4 s (the work may
+# still be done there: not run twice); 4: declined; 1: no whole answer (the resident is gone).
 _sophia_resident_ask() {
-  local k ra code olen elen out="" err=""
+  local k head code olen elen out="" err=""
+  local d8='[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]' n=${#_s3_ra}
   local -a req=("S3H1 $_s3_rq" "$1" "$PWD") env=()
   for k in ${!A*} ${!B*} ${!C*} ${!D*} ${!E*} ${!F*} ${!G*} ${!H*} ${!I*} ${!J*} ${!K*} ${!L*} ${!M*} ${!N*} \
     ${!O*} ${!P*} ${!Q*} ${!R*} ${!S*} ${!T*} ${!U*} ${!V*} ${!W*} ${!X*} ${!Y*} ${!Z*} ${!a*} ${!b*} ${!c*} \
@@ -147,10 +149,15 @@ _sophia_resident_ask() {
   done
   trap '' PIPE # a peer that closes early makes printf fail, not kill this hook
   printf '%s\0' "${req[@]}" "${#env[@]}" "${env[@]}" "$SOPHIA_INPUT" >&8 2>/dev/null || return 1
-  IFS=' ' read -r -t 4 -u 8 ra code olen elen 2>/dev/null || { (($? > 128)) && return 3; return 1; }
-  [[ $ra == "$_s3_ra" && $olen =~ ^[0-9]+$ && $elen =~ ^[0-9]+$ ]] || return 1
-  [[ $code == - ]] && return 4
-  [[ $code =~ ^[0-9]+$ ]] || return 1
+  local LC_ALL=C # byte counts (set after the environment is taken: the hook's own LC_ALL goes as it is)
+  IFS= read -r -N $((n + 23)) -t 4 -u 8 head 2>/dev/null || { (($? > 128)) && return 3; return 1; }
+  # shellcheck disable=SC2053  # $d8 is a pattern
+  [[ ${head:0:n+5} == "$_s3_ra "[-0-9][-0-9][-0-9]" " && ${head:n+5:8} == $d8 && ${head:n+14:8} == $d8 && \
+    ${head:n+13:1}${head:n+22} == " "$'\n' ]] || return 1
+  code=${head:n+1:3} olen=$((10#${head:n+5:8})) elen=$((10#${head:n+14:8}))
+  [[ $code == --- ]] && return 4
+  [[ $code == [0-9][0-9][0-9] ]] || return 1
+  code=$((10#$code))
   _sophia_read_n "$olen" out || return 1
   _sophia_read_n "$elen" err || return 1
   [[ -z $out ]] || printf '%s' "$out"

@@ -18,8 +18,8 @@ entries, the entries (``NAME=value``: every variable the bash hook exports, so t
 environment a one-shot run would), the payload. For the request the process takes that environment and
 folder, its stdin is the payload and its stdout and stderr are captured; the module's ``cli()`` runs as in a
 one-shot run (the same time limit, the same one line on failure). The answer: ``<answer secret> <exit
-code> <stdout bytes> <stderr bytes>\\n``, stdout, stderr. It declines (exit code ``-``: the hook then runs
-one-shot) a hook it does not run, or another state home, folder or loader environment than its own.
+code> <stdout bytes> <stderr bytes>\\n`` in fixed widths (:func:`head`), stdout, stderr. It declines (exit
+code ``---``: the hook then runs one-shot) a hook it does not run, or another state home, folder or loader environment than its own.
 Requests are served one at a time; the detached children the hooks start are reaped when they end (checked
 after each request and every few seconds).
 """
@@ -65,12 +65,11 @@ class HookResident(base.Resident):
         name, pwd, env, payload = req
         why = self.declined(name, pwd, env)
         if why:
-            head, out, err = f"- 0 {len(why.encode())}", b"", why.encode()
+            code, out, err = None, b"", why.encode()
         else:
             code, out, err = answer(name, pwd, env, payload)
-            head = f"{code} {len(out)} {len(err)}"
         try:
-            conn.sendall(self.ans + b" " + head.encode() + b"\n" + out + err)
+            conn.sendall(head(self.ans, code, out, err) + out + err)
         except OSError:
             pass
 
@@ -90,6 +89,12 @@ class HookResident(base.Resident):
         if not pwd.startswith("/") or not os.path.isdir(pwd):
             return "no working folder"
         return ""
+
+
+def head(secret: bytes, code: int | None, out: bytes, err: bytes) -> bytes:
+    """What comes before an answer, fixed width (the hook reads it with one ``read -N``): the answer secret,
+    the exit code in 3 digits (``---``: declined), the byte counts of stdout and stderr in 8 digits each."""
+    return b"%s %s %08d %08d\n" % (secret, b"---" if code is None else b"%03d" % (code % 256), len(out), len(err))
 
 
 def read_request(conn: socket.socket, secret: bytes) -> tuple[str, str, dict[str, str], bytes] | None:
