@@ -172,3 +172,16 @@ def test_bare_token_values_are_masked(entry: dict[str, Any]) -> None:
                           "hf_", "AIza", "https://")) or entry["kind"].startswith(("aws_access", "aws_key")):
         assert secret not in redact(secret)
         assert secret not in json.dumps(redact_obj({"id": secret, "list": [secret]}))
+
+
+def test_a_long_text_redacted_again_gives_the_same_answer_from_memory() -> None:
+    import sophia.redact as r
+
+    text = "goal: " + "fix the flaky deploy step and rerun it. " * 60 + "export API_TOKEN=sk-abc123def456ghi789jkl"
+    assert r._SEEN_MAX_CHARS < len(text) <= r._LONG_MAX_CHARS
+    first = r.redact(text)
+    assert "sk-abc123def456" not in first and first.startswith("goal: fix the flaky")
+    assert r._LONG.get(text) == first  # remembered ...
+    assert r.redact(text) == first  # ... and answered from memory
+    huge = text * 20
+    assert len(huge) > r._LONG_MAX_CHARS and "sk-abc123def456" not in r.redact(huge) and huge not in r._LONG

@@ -226,6 +226,11 @@ def _mask_tail(m: re.Match[str]) -> str:
 _SEEN: dict[str, str] = {}
 _SEEN_MAX_CHARS = 512
 _SEEN_MAX = 20_000
+# and a few long ones: the session's first prompt (its goal), the last message, rebuilt into the episode
+# after every turn and redacted with a margin of 4,096 characters
+_LONG: dict[str, str] = {}
+_LONG_MAX_CHARS = 32_768
+_LONG_MAX = 128
 
 
 def redact(text: str) -> str:
@@ -234,17 +239,17 @@ def redact(text: str) -> str:
         return text
     if len(text) < 64 and "A" not in text and _PLAIN.fullmatch(text):
         return text  # a key, an id, a word: no rule below can match (the all-alnum AWS/Google keys start with A)
-    short = len(text) <= _SEEN_MAX_CHARS
-    if short:
-        done = _SEEN.get(text)
+    seen, cap = (_SEEN, _SEEN_MAX) if len(text) <= _SEEN_MAX_CHARS else (_LONG, _LONG_MAX)
+    if len(text) <= _LONG_MAX_CHARS:
+        done = seen.get(text)
         if done is not None:
             return done
     low = text.lower()  # each rule runs only if its trigger is in the text
     out = _mask_options(_mask_named(_mask_shapes(text, low), low), low)
-    if short:
-        if len(_SEEN) >= _SEEN_MAX:
-            _SEEN.clear()
-        _SEEN[text] = out
+    if len(text) <= _LONG_MAX_CHARS:
+        if len(seen) >= cap:
+            seen.clear()
+        seen[text] = out
     return out
 
 
