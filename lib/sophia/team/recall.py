@@ -1,11 +1,10 @@
-"""Team recall: keyword hits through Postgres full-text search (GIN over a tsvector), semantic hits
+"""Team recall: keyword hits through Postgres full-text search (GIN over a tsvector, keyword.py), semantic hits
 through pgvector (HNSW, cosine), fused with :func:`sophia.index.search.fuse` and adjusted with
 :func:`sophia.index.search.adjust` exactly as local recall fuses its own tiers; then merged with the
 local results (a local item wins over the team's copy of the same id)."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -13,20 +12,13 @@ K = 100
 _TYPES = {"rule": "rule", "fact": "fact", "procedure": "procedure", "episode": "episode", "guardian": "guardian"}
 
 
-def _tsquery(query: str) -> str:
-    """An OR query of the words (local recall is a disjunction scored by BM25, not a conjunction)."""
-    words = sorted({w.lower() for w in re.findall(r"\w+", query) if len(w) > 1})
-    return " | ".join(f"'{w}'" for w in words[:64])
-
-
 def keyword_hits(conn: Any, team: str, query: str, k: int = K) -> dict[str, tuple[float, dict[str, Any]]]:
-    q = _tsquery(query)
-    if not q:
-        return {}
-    sql = ("SELECT id, kind, text, project, event_time, edited_at, origin_machine, ts_rank_cd(tsv, q) AS r "
-           "FROM sophia.memories, to_tsquery('english', %s) q "
-           "WHERE team_id = %s AND active AND NOT deleted AND tsv @@ q ORDER BY r DESC LIMIT %s")
-    return {r[0]: (float(r[7]), _row(r)) for r in conn.execute(sql, (q, team, k))}
+    """The best k rows by Postgres full-text rank (``ts_rank_cd`` of the OR of the query's words: local
+    recall is a disjunction scored by BM25, not a conjunction), over bounded candidates (keyword.py)."""
+    from . import keyword
+
+    lex = keyword.lexemes(conn, query)
+    return {r[0]: (float(r[7]), _row(r)) for r in keyword.ranked(conn, team, lex, k)} if lex else {}
 
 
 def semantic_hits(conn: Any, team: str, vector: list[float] | None, k: int = K) -> dict[str, tuple[float, dict[str, Any]]]:
