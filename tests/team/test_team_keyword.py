@@ -22,9 +22,12 @@ def pg(team_db: str) -> Iterator[Any]:
 
     from .pg import ADMIN_PASSWORD
 
+    from pgvector.psycopg import register_vector
+
     with psycopg.connect(team_db, password=ADMIN_PASSWORD, autocommit=True) as conn:
         schema.migrate(conn)
         schema.add_member(conn, "alpha", "postgres")
+        register_vector(conn)
         yield conn
 
 
@@ -54,12 +57,12 @@ def test_a_lexeme_with_a_quote_or_a_backslash_stays_one_term(pg: Any) -> None:
 
 
 def test_when_k_and_the_budget_hold_every_match_the_ranking_is_every_matchs(pg: Any) -> None:
-    """(with fewer matches than k every level runs, the last one ranks them all)"""
+    """(with fewer matches than k every level runs, the last one ranks them all: 200 rows, within either budget)"""
     import random
 
     rng = random.Random(5)
     vocab = ["deploy", "cache", "config", "error", "build", "server", "schema", "token", "queue", "retry"]
-    _add(pg, [" ".join(rng.choice(vocab) for _ in range(6)) for _ in range(300)])
+    _add(pg, [" ".join(rng.choice(vocab) for _ in range(6)) for _ in range(200)])
     for query in ("deploy cache", "config error build", "server schema token queue retry", "cache"):
         words = " | ".join(sorted(set(query.split())))
         want = [(i, round(r, 6)) for i, r in pg.execute(EVERY_MATCH, (words, "alpha", 400))]
@@ -75,16 +78,22 @@ def test_rows_holding_more_of_the_terms_are_candidates_before_a_term_repeated(pg
     assert list(recall.keyword_hits(pg, "alpha", "deploy cache", k=3))[:1] == ["m0000"]
 
 
-def test_rows_holding_every_term_come_first_and_a_level_ranks_at_most_the_budget(
+def test_rows_holding_every_term_come_first_and_a_level_ranks_at_most_its_budget(
         pg: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(keyword, "BUDGET", 5)
+    monkeypatch.setattr(keyword, "ONE_TERM_BUDGET", 3)
     _add(pg, [f"alpha filler number {i}" for i in range(40)], prefix="a")
     _add(pg, ["alpha beta gamma migration", "gamma beta alpha rollback", "beta alpha gamma lock"], prefix="z")
     hits = recall.keyword_hits(pg, "alpha", "alpha beta gamma", k=10)
     best = sorted(hits, key=lambda i: -hits[i][0])
     assert set(best[:3]) == {"z0000", "z0001", "z0002"}  # written last: a plain LIMIT would not reach them
-    assert len(hits) == 3 + 5  # the any-term level ranked five of the 43 rows that hold a term
-    assert len(recall.keyword_hits(pg, "alpha", "alpha", k=10)) == 5
+    # every row holding two terms is in: the any-term level ranks three of the 40 holding one
+    assert len(hits) == 3 + 3
+    assert len(recall.keyword_hits(pg, "alpha", "alpha", k=10)) == 3
+    # nine terms: no "at least 2" level (72 operands), so the any-term level ranks the full budget
+    nine = "alpha beta gamma delta epsilon zeta theta kappa lambda"
+    assert len(keyword.levels(keyword.lexemes(pg, nine))) == 2
+    assert len(recall.keyword_hits(pg, "alpha", nine, k=10)) == 5
 
 
 def test_stop_words_only_or_no_word_finds_nothing_without_an_error(pg: Any) -> None:
@@ -98,3 +107,21 @@ def test_another_teams_rows_are_not_candidates(pg: Any) -> None:
     _add(pg, ["deploy cache"], prefix="b", team="beta")
     _add(pg, ["deploy"], prefix="a")
     assert set(recall.keyword_hits(pg, "alpha", "deploy cache")) == {"a0000"}
+
+
+def test_team_recall_asks_for_as_many_nearest_as_the_limit_beyond_forty(pg: Any) -> None:
+    """Fewer semantic hits are asked for a short list (recall.SEM_K), never fewer than the limit."""
+    dim = schema.EMBED_DIM
+    rows = []
+    for i in range(60):
+        v = [0.0] * dim
+        v[0], v[1 + i] = 1.0, 0.01 * (i + 1)  # the i-th nearest to e0 is row i
+        rows.append(("alpha", f"v{i:04d}", f"unrelated text {i}", "[" + ",".join(map(str, v)) + "]"))
+    with pg.cursor() as cur:
+        cur.executemany("INSERT INTO sophia.memories (team_id, id, version, kind, text, body, origin_machine, "
+                        "origin_user, edited_at, active, embedding) VALUES (%s, %s, 'v1', 'fact', %s, '{}', 'a', "
+                        "'a', now(), true, %s::vector)", rows)
+    e0 = [1.0] + [0.0] * (dim - 1)
+    assert [h["id"] for h in recall.team_results(pg, "alpha", "nothing", limit=5, vector=e0)] == [
+        f"v{i:04d}" for i in range(5)]
+    assert len(recall.team_results(pg, "alpha", "nothing", limit=55, vector=e0)) == 55

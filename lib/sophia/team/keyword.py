@@ -12,7 +12,9 @@ of terms from its posting lists alone, so the candidates come from the strictest
 The next level runs only while the levels before it found fewer than k rows. A level ranks at most
 ``BUDGET`` rows (the first ones the scan meets), by ``ts_rank_cd`` against the OR of all the terms (the
 score local recall's fusion receives, as before). So a row holding more of the query's terms is never
-dropped for one holding fewer while its level fits in the budget.
+dropped for one holding fewer while its level fits in the budget. Once every row holding two or more terms
+is in (the "at least 2" level ran, or the query has one term), the any-term level adds rows holding one,
+which ``ts_rank_cd`` tells apart only by how often they repeat it: it ranks ``ONE_TERM_BUDGET`` of them.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import re
 from typing import Any
 
 BUDGET = 1000  # rows one level may rank (a row fetch each: 15-20 us from the OS cache at 1M rows)
+ONE_TERM_BUDGET = 250  # rows the any-term level ranks when only rows holding one term are left
 MAX_OPERANDS = 64  # terms in one level's tsquery (GIN evaluates it for every row a rarer term holds)
 MAX_WORDS = 64
 
@@ -61,9 +64,11 @@ def levels(lex: list[str]) -> list[str]:
 def ranked(conn: Any, team: str, lex: list[str], k: int) -> list[tuple[Any, ...]]:
     """The best k candidates' rows (``_COLS`` then the rank), best first."""
     qs = levels(lex)
+    one_term_left = len(lex) == 1 or math.comb(len(lex), 2) * 2 <= MAX_OPERANDS  # the "at least 2" level is in qs
     hits: dict[str, tuple[Any, ...]] = {}
     for level in qs:
-        params = {"any": qs[-1], "team": team, "level": level, "budget": BUDGET, "k": k}
+        budget = ONE_TERM_BUDGET if level is qs[-1] and one_term_left else BUDGET
+        params = {"any": qs[-1], "team": team, "level": level, "budget": budget, "k": k}
         for r in conn.execute(_LEVEL_SQL, params):
             hits.setdefault(r[0], r)
         if len(hits) >= k:
