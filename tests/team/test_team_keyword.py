@@ -19,10 +19,9 @@ EVERY_MATCH = ("SELECT id, ts_rank_cd(tsv, q) AS r FROM sophia.memories, to_tsqu
 @pytest.fixture
 def pg(team_db: str) -> Iterator[Any]:
     import psycopg
+    from pgvector.psycopg import register_vector
 
     from .pg import ADMIN_PASSWORD
-
-    from pgvector.psycopg import register_vector
 
     with psycopg.connect(team_db, password=ADMIN_PASSWORD, autocommit=True) as conn:
         schema.migrate(conn)
@@ -125,3 +124,12 @@ def test_team_recall_asks_for_as_many_nearest_as_the_limit_beyond_forty(pg: Any)
     assert [h["id"] for h in recall.team_results(pg, "alpha", "nothing", limit=5, vector=e0)] == [
         f"v{i:04d}" for i in range(5)]
     assert len(recall.team_results(pg, "alpha", "nothing", limit=55, vector=e0)) == 55
+
+
+def test_the_level_queries_are_never_prepared(pg: Any) -> None:
+    """A prepared statement's generic plan (psycopg prepares after five runs) would not know whether a level's
+    terms are common (a scan stopping at the budget) or rare (the GIN bitmap): every run plans its own."""
+    _add(pg, ["deploy cache config", "deploy error"])
+    for _ in range(8):
+        recall.keyword_hits(pg, "alpha", "deploy cache")
+    assert pg.execute("SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE '%ts_rank_cd%'").fetchone()[0] == 0
