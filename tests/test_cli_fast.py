@@ -83,7 +83,10 @@ def test_print_lines_is_what_rich_prints(capsys: pytest.CaptureFixture[str], mar
     """Lines written as they are or through rich: the same text as rich's console for every line."""
     rnd = random.Random(30)
     alphabet = "aZ :[]/#@\\-\t\r\x07\x1b✓"
-    lines = TEXTS + ["".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 12))) for _ in range(2000)]
+    times = ["- Last session: 2026-11-27T01:57:53Z", "at 1:2:3 and 12:34:56", "a :100: b", "1:1234:", ":+1:",
+             ":12: :-1:", ":57:smile: x", "::", ":5-text:", ":smile-emoji:", "01:00:99:1000:", "0:100-text:"]
+    times += ["".join(rnd.choice("01:: a-") for _ in range(rnd.randint(0, 12))) for _ in range(500)]
+    lines = TEXTS + times + ["".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 12))) for _ in range(2000)]
     for line in lines:
         try:
             plain.console().print(line, markup=markup)

@@ -16,8 +16,11 @@ if TYPE_CHECKING:
 # what rich's console.print reads in a line: an emoji code (":smile:"), a control code it strips or a tab it
 # expands, and with markup on a markup tag ("[bold]", "[/]", "[#fff]", "[@click]") or a backslash before a
 # bracket (an escape it drops); a line without any of them it prints as it is. Each is looked for alone
-# (one pattern with all of them costs ten times as much over 10,000 lines).
-_EMOJI = re.compile(r":\S*:")
+# (one pattern with all of them costs ten times as much over 10,000 lines). An emoji code is looked for as rich
+# does (``rich._emoji_replace``); one whose name is at most two digits (the minutes of a time, "01:57:53") is
+# no emoji (none has such a name: "100" and "1234" have more), so a line with a time is printed as it is.
+_EMOJI = re.compile(r"(:(\S*?)(?:(?:\-)(emoji|text))?:)")
+_NO_EMOJI = re.compile(r"[0-9]{0,2}")
 _TAG = re.compile(r"\[[a-z#/@]")
 _CONTROL = bytes([*range(0x0a), *range(0x0b, 0x20), 0x7f])  # a UTF-8 byte below 0x80 is that character
 
@@ -27,7 +30,7 @@ def rich_reads(text: str, markup: bool = True) -> bool:
     raw = text.encode("utf-8", "surrogatepass")  # a lone surrogate is 3 bytes above 0x7f
     if len(raw.translate(None, _CONTROL)) != len(raw):
         return True
-    if ":" in text and _EMOJI.search(text):
+    if ":" in text and any(_NO_EMOJI.fullmatch(m[2]) is None for m in _EMOJI.finditer(text)):
         return True
     return markup and ("\\[" in text or _TAG.search(text) is not None)
 
