@@ -8,6 +8,7 @@ import random
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.conftest import run_s3
@@ -108,13 +109,14 @@ STATUS_CASES = [["status"], ["status", "--json"], ["status", "--help"], ["status
                 ["status", "--json", "--json"]]
 
 
-def _settle(home: Path) -> None:
-    """The state files as a session left them a while ago (files written within RACY_NS are not trusted)."""
+def _settle(home: Path, names: tuple[str, ...] = ()) -> None:
+    """The state files (or those ``names``) as a session left them a while ago (files written within RACY_NS
+    are not trusted)."""
     import os
     import time
 
     old = time.time() - 60
-    for p in home.rglob("*.json"):
+    for p in [home / n for n in names] or home.rglob("*.json"):
         os.utime(p, (old, old))
 
 
@@ -201,3 +203,163 @@ def test_status_to_a_forced_terminal_goes_through_rich(filled: dict[str, str]) -
     fast, ref = run_s3(["status"], env), via_typer(["status"], env)
     assert fast.returncode == 0 and (fast.stdout, fast.stderr) == (ref.stdout, ref.stderr)
     assert "\x1b[1m" in fast.stdout  # the headers bold, as rich prints them to a terminal
+
+
+# ---- s3 status after a turn: the files the hooks rewrote are checked against their schemas (cli/status_check.py)
+
+
+def _turn(home: Path, prompt: str = "thanks, now the tests") -> None:
+    """What the Stop hook writes at the end of a turn (hooks/session_end.py), through the same writers."""
+    from sophia.episode_store import upsert_index_entries
+    from sophia.hooks.stats import update_self_model, update_user_model
+    from sophia.timeutil import iso
+
+    entry = {"id": f"ep_{random.getrandbits(32):08x}", "timestamp": iso(), "goal_summary": "fix the [build] :smile:",
+             "outcome": "SUCCESS", "tool_call_count": 4, "heuristics_count": 1, "trivial": False, "consolidated": False,
+             "keywords": ["build"], "project": "/p", "session_id": "s1"}
+    upsert_index_entries([entry], home, durable=False)
+    update_user_model(home, "default", prompts=[prompt], topics=["build"], durable=False)
+    update_self_model(home, new_session=True, new_episode=True, durable=False)
+
+
+TURN_FILES = ("episodes/index.json", "user_models/default.json", "self_model.json")
+
+
+def _same(args: list[str], env: dict[str, str], why: object = None) -> subprocess.CompletedProcess[str]:
+    fast, ref = run_s3(args, env), via_typer(args, env)
+    if (fast.returncode, fast.stdout, fast.stderr) != (ref.returncode, ref.stdout, ref.stderr):
+        import difflib
+
+        diff = "".join(difflib.unified_diff(ref.stdout.splitlines(True), fast.stdout.splitlines(True), n=1))
+        raise AssertionError(f"{args} {why}: {fast.returncode} vs {ref.returncode}\n{diff}\n{fast.stderr}\n{ref.stderr}")
+    return fast
+
+
+def test_status_after_a_turn_without_typer_or_pydantic(filled: dict[str, str]) -> None:
+    home = Path(filled["SOPHIA_HOME"])
+    stamp = _stamped(filled)
+    _turn(home)
+    for args, loaded in ((["status"], ["rich"]), (["status", "--json"], [])):  # rich: the goal's markup
+        r = _imported(args, filled)  # within RACY_NS of the writes: checked, answered, not recorded
+        assert r.returncode == 0 and r.stderr.split() == loaded, (args, r.stderr)
+    before = json.loads(stamp.read_text())["files"]
+    _settle(home, TURN_FILES)
+    assert "- Total sessions: 1\n" in _imported(["status"], filled).stdout
+    after = json.loads(stamp.read_text())["files"]  # recorded: the next status checks nothing
+    changed = {Path(p).name for p in after if after[p] != before[p]}
+    assert changed == {"index.json", "default.json", "self_model.json"}
+    out = _same(["status"], filled).stdout
+    assert "(4 tools, 1 heuristics)" in out and "- Total episodes: 1\n" in out
+    _same(["status", "--json"], filled)
+
+
+# a hand edit after a kit write: (file, change, is it still valid?); the invalid ones are named by the typer path
+EDITS: list[tuple[str, Any, bool]] = [
+    ("episodes/index.json", lambda d: d["entries"][0].update(outcome="MAYBE"), False),
+    ("episodes/index.json", lambda d: d["entries"][0].update(timestamp="yesterday"), False),
+    ("episodes/index.json", lambda d: d["entries"][0].pop("id"), False),
+    ("user_models/default.json", lambda d: d.update(trust_score=2), False),
+    ("user_models/default.json", lambda d: d["affect_state"].update(valence="high"), False),
+    ("self_model.json", lambda d: d.update(total_sessions="many"), False),
+    ("self_model.json", lambda d: d.update(last_session="2026-02-30T10:00:00Z"), False),
+    ("semantic_rules.json", lambda d: d[0].update(confidence=5), False),
+    ("self_model.json", lambda d: d["knowledge_gaps"].append("how the cache expires"), True),  # our validator reads it
+    ("self_model.json", lambda d: d.update(total_episodes=7, capabilities={"x": {
+        "proficiency": 1, "experience_count": 2, "success_rate": 0.5, "last_refined": "2026-11-27T01:00:00Z"}}), True),
+    # (1 is dumped 1.0: the typer path)
+    ("self_model.json", lambda d: d.update(last_session="2026-11-27T01:57:53+00:00"), True),  # dumped with a Z
+    ("config.json", lambda d: d.update(current_user="ana"), True),  # another user model: the typer path
+    ("episodes/index.json", lambda d: d["entries"][0].update(outcome="FAILURE", note=[1]), True),
+]
+
+
+def test_status_catches_a_hand_edit_after_a_kit_write(filled: dict[str, str]) -> None:
+    home = Path(filled["SOPHIA_HOME"])
+    _stamped(filled)
+    _turn(home)
+    _settle(home, TURN_FILES)
+    assert _imported(["status", "--json"], filled).stderr.split() == []  # checked and recorded after the turn
+    for name, change, valid in EDITS:
+        kept = (home / name).read_bytes()
+        data = json.loads((home / name).read_text())
+        change(data)
+        (home / name).write_text(json.dumps(data, indent=2))
+        for args in (["status"], ["status", "--json"]):
+            r = _same(args, filled, data)
+            assert (r.returncode == 0) is valid, (name, r.stderr)
+            if not valid:
+                assert r.stdout == "" and name in r.stderr, (name, r.stderr)
+        (home / name).write_bytes(kept)  # as the kit left it, and a status that has checked it
+        _settle(home, (name,))
+        assert run_s3(["status", "--json"], filled).returncode == 0
+        assert _imported(["status", "--json"], filled).stderr.split() == [], name
+
+
+def _spots(node: Any) -> list[tuple[Any, Any]]:
+    """Every (container, key) in a JSON document."""
+    keys = list(node) if isinstance(node, dict) else range(len(node)) if isinstance(node, list) else []
+    return [spot for k in keys for spot in [(node, k), *_spots(node[k])]]
+
+
+def _mutations(doc: Any, rnd: random.Random, n: int) -> list[Any]:
+    """``doc`` with one value replaced, one key dropped or one added, ``n`` times (a JSON copy each)."""
+    values = [None, True, False, 0, 1, -1, 2, 7, 2**60, 0.0, 0.5, 1.0, 1.5, -0.5, "", "x", "SUCCESS", "EXPERT",
+              "2026-11-27T01:57:53Z", "2026-11-27T01:57:53.120000Z", "2026-11-27T01:57:53.000000Z",
+              "2026-11-27T01:57:53.12Z", "2026-02-30T00:00:00Z", "2026-11-27T01:57:53+02:00", "2026-11-27T01:57:53",
+              "2026-11-27", "0000-01-01T00:00:00Z", [], ["a"], [1], [1.5], {}, {"a": 1}, {"proficiency": 0.5}]
+    out = []
+    for _ in range(n):
+        d = json.loads(json.dumps(doc))
+        spots = _spots(d)
+        node, key = rnd.choice(spots) if spots else (d, None)
+        what = rnd.random()
+        if what < 0.15 and isinstance(node, dict):
+            del node[key]
+        elif what < 0.25 and isinstance(node, dict):
+            node[rnd.choice(["extra", "id", "timestamp", "proficiency"])] = rnd.choice(values)
+        elif key is not None:
+            node[key] = json.loads(json.dumps(rnd.choice(values)))
+        out.append(d)
+    return out
+
+
+def test_schema_check_accepts_nothing_pydantic_refuses(tmp_path: Path) -> None:
+    """Every file the fast check passes, its model validates; one it passes as exact is its model's dump."""
+    from pydantic import TypeAdapter, ValidationError
+
+    from sophia import models
+    from sophia.cli.status_check import RULES_LIST, compile_file, custom_fields, schemas
+    from sophia.state import init_tree
+
+    init_tree(tmp_path)
+    _turn(tmp_path)
+    rnd = random.Random(30)
+    passed = failed = 0
+    for path, entry in schemas(tmp_path).items():
+        doc = json.loads(Path(path).read_text())
+        model: Any = TypeAdapter(list[models.SemanticRule]) if entry["model"] == RULES_LIST else \
+            TypeAdapter(getattr(models, entry["model"]))
+        if entry["model"] == "SelfModel":
+            doc = model.dump_python(model.validate_python(doc), mode="json")
+            doc["capabilities"] = {"docker": {"proficiency": 0.7, "experience_count": 3, "success_rate": 0.5,
+                                              "last_refined": "2026-11-27T01:57:53Z"}}
+        if entry["model"] == RULES_LIST:
+            doc = [{"id": "rule_1", "trigger_concept": "Build", "rule_content": "check the cache", "source": "manual",
+                    "confidence": 0.8, "last_validated": None, "created_at": "2026-11-26T12:00:00Z"}]
+        custom = {k: doc[k] for k in custom_fields(entry)}
+        if entry["model"] != "Config":
+            assert compile_file(entry, exact=False, custom=custom)(doc), entry["model"]  # not a check that says no
+        for d in _mutations(doc, rnd, 600):
+            for exact in (False, True):
+                if not compile_file(entry, exact=exact, custom=custom)(d):
+                    failed += 1
+                    continue
+                passed += 1
+                try:
+                    dumped = model.dump_python(model.validate_python(d), mode="json")
+                except ValidationError as exc:
+                    raise AssertionError(f"{entry['model']}: the check passed {d!r}") from exc
+                if exact:
+                    assert json.dumps(dumped) == json.dumps(d), entry["model"]
+    assert passed > 1000 and failed > 1000  # both ways, often
+

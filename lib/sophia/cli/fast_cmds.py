@@ -38,7 +38,8 @@ def _version(json_out: bool) -> int:
 
 
 def _status(json_out: bool) -> int | None:
-    """``s3 status`` when no state file changed since a status checked them all (``status_stamp``); its text
+    """``s3 status`` when each state file is as a status checked it or passes its schema's check now
+    (``status_stamp``, ``status_check``); its text
     only where rich prints it plainly (not to a terminal: rich makes the headers bold there)."""
     import os
     import sys

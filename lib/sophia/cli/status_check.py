@@ -1,0 +1,191 @@
+"""A state file that changed since the last full ``s3 status``, checked without pydantic (issue 30: the hooks
+rewrite ``episodes/index.json`` and the user and self models every turn, and importing pydantic alone costs
+several times a bare ``python -c pass``).
+
+``schemas(home)`` runs on the typer path, which has the models loaded: each state file's JSON schema (pydantic's
+``model_json_schema``), with ``"x-custom": true`` where a validator of our own runs (the schema cannot say what it
+accepts). ``status_stamp.record`` keeps them; ``compile_file`` turns one into a check that says yes only where
+pydantic would accept the file too, and, for the self-model (whose dump ``s3 status`` prints), only where the file
+already holds exactly what its model would dump. Anything it does not know (a keyword, a format, a custom
+validator whose value changed, an int where a float is dumped) is a no: the typer path then checks the file as it
+always has, so a hand-broken file is still named. Standard library only.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from pathlib import Path
+
+TYPE_CHECKING = False  # typing costs a few ms to import: annotations only
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+    Check = Callable[[Any], bool]
+
+RULES_LIST = "SemanticRule[]"  # state.validate_data: the rules file is a list of SemanticRule
+NOTES = frozenset(("title", "description", "default"))  # keywords that constrain nothing
+# a date-time pydantic reads (a subset: no week dates, no unix numbers, offsets under 14 h), and the form it
+# dumps an aware UTC time in (microseconds only when there are any)
+DATETIME = re.compile(r"\d{4}-(0[1-9]|1[0-2])-[0-3]\dT([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d{1,6})?(Z|[+-](0\d|1[0-3]):[0-5]\d)?")
+DUMPED = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.(?!000000)\d{6})?Z")
+BIG = 2**53  # an int beyond it may not survive a float; pydantic's own limits are wider
+
+
+def schemas(home: Path) -> dict[str, Any]:
+    """Each state file's schema by path (typer path only: imports pydantic and the models)."""
+    from .. import models
+    from ..state import state_files
+
+    out: dict[str, Any] = {}
+    for sf in state_files(home):
+        model = sf.model or models.SemanticRule
+        schema = model.model_json_schema()
+        for name, node in [(model.__name__, schema), *schema.get("$defs", {}).items()]:
+            _mark_custom(getattr(models, name), node)
+        out[str(sf.path(home))] = {"model": model.__name__ if sf.model else RULES_LIST, "schema": schema}
+    return out
+
+
+def _mark_custom(model: Any, node: dict[str, Any]) -> None:
+    """``x-custom`` on a model with a model validator of ours, and on each field a field validator reads."""
+    decorators = model.__pydantic_decorators__
+    if decorators.model_validators or decorators.root_validators:
+        node["x-custom"] = True
+    for dec in decorators.field_validators.values():
+        for field in dec.info.fields:
+            node["properties"][field]["x-custom"] = True
+
+
+def compile_file(entry: dict[str, Any], exact: bool, custom: dict[str, Any]) -> Check:
+    """The check of one file's parsed JSON. ``exact``: also what its model dumps. ``custom``: the values last
+    validated of the root's fields with a validator of ours (the same value passes again)."""
+    schema = dict(entry["schema"])
+    defs = schema.pop("$defs", {})
+    node = _node(schema, defs, exact, custom)
+    if entry["model"] == RULES_LIST:
+        return _array(node)
+    return node
+
+
+def custom_fields(entry: dict[str, Any]) -> list[str]:
+    """The root fields a validator of ours reads (``compile_file`` wants their values last validated)."""
+    props = entry["schema"].get("properties", {})
+    return [k for k, s in props.items() if isinstance(s, dict) and s.get("x-custom")]
+
+
+def _never(value: Any) -> bool:
+    return False
+
+
+def _any(value: Any) -> bool:
+    return True
+
+
+def _node(schema: Any, defs: dict[str, Any], exact: bool, custom: dict[str, Any] | None = None) -> Check:  # noqa: C901 - one branch per JSON-schema keyword, each a line
+    if schema is True or schema == {}:
+        return _any
+    if not isinstance(schema, dict) or schema.get("x-custom"):
+        return _never
+    if "$ref" in schema:
+        ref = schema["$ref"]
+        if set(schema) - NOTES != {"$ref"} or not ref.startswith("#/$defs/") or ref[8:] not in defs:
+            return _never
+        return _node(defs[ref[8:]], defs, exact)
+    if "anyOf" in schema:
+        branches = [_node(s, defs, exact) for s in schema["anyOf"]]
+        return _never if set(schema) - NOTES != {"anyOf"} else lambda v: any(b(v) for b in branches)
+    if "enum" in schema or "const" in schema:
+        return _enum(schema)
+    kind = schema.get("type")
+    if kind == "object":
+        return _object(schema, defs, exact, custom)
+    if kind == "array":
+        if set(schema) - NOTES != {"type", "items"}:
+            return _never
+        return _array(_node(schema["items"], defs, exact))
+    return _scalar(schema, exact)
+
+
+def _enum(schema: dict[str, Any]) -> Check:
+    values = schema["enum"] if "enum" in schema else [schema["const"]]
+    if set(schema) - NOTES - {"type"} not in ({"enum"}, {"const"}) or not all(type(e) is str for e in values):
+        return _never
+    allowed = frozenset(values)
+    return lambda v: type(v) is str and v in allowed
+
+
+def _scalar(schema: dict[str, Any], exact: bool) -> Check:
+    kind, rest = schema.get("type"), set(schema) - NOTES - {"type"}
+    if kind == "string" and not rest:
+        return lambda v: type(v) is str
+    if kind == "string" and rest == {"format"} and schema["format"] == "date-time":
+        return _dumped_datetime if exact else _datetime
+    if kind == "boolean" and not rest:
+        return lambda v: type(v) is bool
+    if kind == "null" and not rest:
+        return lambda v: v is None
+    if kind in ("integer", "number") and rest <= {"minimum", "maximum"}:
+        lo, hi = schema.get("minimum", -BIG), schema.get("maximum", BIG)
+        types = (int,) if kind == "integer" else (float,) if exact else (int, float)
+        return lambda v: type(v) in types and lo <= v <= hi and -BIG <= v <= BIG  # NaN fails every comparison
+    return _never
+
+
+def _datetime(value: Any) -> bool:
+    if type(value) is not str or DATETIME.fullmatch(value) is None:
+        return False
+    try:
+        return datetime.fromisoformat(value).year >= 1
+    except ValueError:  # 30 February
+        return False
+
+
+def _dumped_datetime(value: Any) -> bool:
+    return _datetime(value) and DUMPED.fullmatch(value) is not None
+
+
+def _array(item: Check) -> Check:
+    if item is _any:
+        return lambda v: type(v) is list
+    return lambda v: type(v) is list and all(map(item, v))
+
+
+def _object(schema: dict[str, Any], defs: dict[str, Any], exact: bool, custom: dict[str, Any] | None) -> Check:
+    if set(schema) - NOTES - {"type", "properties", "required", "additionalProperties"}:
+        return _never
+    props = {k: _field(k, s, defs, exact, custom) for k, s in schema.get("properties", {}).items()}
+    required = tuple(schema.get("required", ()))
+    extra = _node(schema["additionalProperties"], defs, exact) if "additionalProperties" in schema else None
+    if extra is None and (exact or "properties" not in schema):
+        extra = _never  # a model that drops what it does not know dumps without it
+    names = list(props)
+    count = len(names)
+
+    def check(v: Any) -> bool:
+        if type(v) is not dict:
+            return False
+        if exact and list(v)[:count] != names:
+            return False  # a field missing (its default would be dumped) or in another order
+        if not exact and not all(k in v for k in required):
+            return False
+        for k, x in v.items():
+            f = props.get(k, extra)
+            if f is not None and not f(x):
+                return False
+        return True
+
+    return check
+
+
+def _field(name: str, schema: Any, defs: dict[str, Any], exact: bool, custom: dict[str, Any] | None) -> Check:
+    """A field; one a validator of ours reads passes only as the value last validated (root fields only)."""
+    if not (isinstance(schema, dict) and schema.get("x-custom")):
+        return _node(schema, defs, exact)
+    if custom is None or name not in custom:
+        return _never
+    import json
+
+    seen = json.dumps(custom[name])
+    return lambda v: json.dumps(v) == seen
