@@ -363,3 +363,25 @@ def test_schema_check_accepts_nothing_pydantic_refuses(tmp_path: Path) -> None:
                     assert json.dumps(dumped) == json.dumps(d), entry["model"]
     assert passed > 1000 and failed > 1000  # both ways, often
 
+
+def test_dumps_is_what_json_writes() -> None:
+    """plain.dumps: json.dumps(indent=2, ensure_ascii=False, default=str) byte for byte, on random documents
+    (flat dicts and lists of them, which go through the C encoder, and everything around them)."""
+    rnd = random.Random(30)
+    scalars: list[Any] = [None, True, False, 0, -7, 2**70, 0.5, -1e300, float("nan"), float("inf"), float("-inf"),
+                          "", "x", "}\x00{", "a\nb\"\\", "\x00\x1f\x7f", "ünï ✓ 漢", "\ud800", Path("/p"), (1, "t"), [], {}]
+
+    def doc(depth: int) -> Any:
+        kind = rnd.random()
+        if depth > 3 or kind < 0.4:
+            return rnd.choice(scalars)
+        if kind < 0.6:
+            return [doc(depth + 1) for _ in range(rnd.randint(0, 4))]
+        if kind < 0.75:  # a list of flat dicts, as the stores list
+            return [{f"k{j}": rnd.choice(scalars) for j in range(rnd.randint(1, 4))} for _ in range(rnd.randint(1, 4))]
+        keys: list[Any] = ["a", "b", "}\x00{", "ü", 1, 2.5, True, None]
+        return {rnd.choice(keys): doc(depth + 1) for _ in range(rnd.randint(0, 5))}
+
+    for _ in range(3000):
+        d = doc(0)
+        assert plain.dumps(d) == json.dumps(d, ensure_ascii=False, default=str, indent=2) + "\n", repr(d)

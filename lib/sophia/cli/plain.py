@@ -43,8 +43,75 @@ def console() -> Any:
 
 
 def dumps(obj: Any) -> str:
-    """What ``--json`` prints (``output.emit_json``)."""
-    return json.dumps(obj, ensure_ascii=False, default=str, indent=2) + "\n"
+    """What ``--json`` prints (``output.emit_json``: ``json.dumps(obj, ensure_ascii=False, default=str,
+    indent=2)``), the same text made faster: with an indent, json encodes in pure Python through generators (10,000
+    rules took longer than the rest of ``s3 list rules --json``); here a dict of scalars, or a list of them, goes
+    through json's C encoder in one call, and anything else is one join per dict or list."""
+    return _indented(obj, "\n") + "\n"
+
+
+_encode_str = json.encoder.encode_basestring  # ensure_ascii=False: json's own (C) string encoder
+_LITERALS = {None: "null", True: "true", False: "false"}
+_FLAT = frozenset((str, int, float, bool, type(None)))
+_FLAT_OR_EMPTY = _FLAT | {list, dict}  # empty, json writes them as [] and {} at any indent
+# json's C encoder with NUL between items: a NUL never stands in its text otherwise (it escapes every control
+# character), so each one is where indent=2 breaks the line. Without an indent json uses its C encoder.
+_C_ENCODE = json.JSONEncoder(ensure_ascii=False, default=str, check_circular=False, separators=("\0", ": ")).encode
+
+
+def _indented(o: Any, nl: str) -> str:
+    """``o`` as json.dumps(indent=2) writes it at the depth whose line break and indent is ``nl``."""
+    t = type(o)
+    if t is str:
+        return _encode_str(o)
+    if (t is dict or t is list) and o and _flat(o.values() if t is dict else o, t is list):
+        return _flat_list(o, nl) if t is list else "{" + (nl + "  ") + _C_ENCODE(o)[1:-1].replace(
+            "\0", "," + nl + "  ") + nl + "}"
+    if t is dict and all(type(k) is str for k in o):
+        if not o:
+            return "{}"
+        inner = nl + "  "
+        return "{" + inner + ("," + inner).join(
+            [_encode_str(k) + ": " + (_encode_str(v) if type(v) is str else _indented(v, inner))
+             for k, v in o.items()]) + nl + "}"
+    if t is list:
+        if not o:
+            return "[]"
+        inner = nl + "  "
+        return "[" + inner + ("," + inner).join([_indented(v, inner) for v in o]) + nl + "]"
+    if t is int:
+        return int.__repr__(o)
+    if t is float and o - o == 0:  # finite (json writes NaN and the infinities its own way)
+        return float.__repr__(o)
+    if o is None or t is bool:
+        return _LITERALS[o]
+    # NaN and the infinities, tuples, subclasses, keys json converts, what default=str makes: json itself,
+    # indented deeper (a JSON text holds no raw line break but its own)
+    return json.dumps(o, ensure_ascii=False, default=str, indent=2).replace("\n", nl)
+
+
+def _flat(values: Any, of_dicts: bool) -> bool:
+    """Only scalars and empty lists and dicts among ``values``; ``of_dicts``: ``values`` are dicts (none empty)
+    whose values are. Counted in C: an empty list or dict is the one value equal to [] or {}."""
+    if of_dicts:
+        if set(map(type, values)) != {dict} or not all(values):
+            return False
+        from itertools import chain
+
+        values = chain.from_iterable(map(dict.values, values))
+    values = list(values)
+    types = list(map(type, values))
+    if not set(types) <= _FLAT_OR_EMPTY:
+        return False
+    return types.count(list) + types.count(dict) == values.count([]) + values.count({})
+
+
+def _flat_list(items: list[Any], nl: str) -> str:
+    """A list of dicts of scalars: one C call, the NULs between two dicts and between two keys made line breaks
+    (after a NUL comes a dict's ``{`` between dicts, a key's ``"`` within one)."""
+    inner, key = nl + "  ", nl + "    "
+    body = _C_ENCODE(items)[2:-2].replace("}\0{", inner + "}," + inner + "{" + key).replace("\0", "," + key)
+    return "[" + inner + "{" + key + body + inner + "}" + nl + "]"
 
 
 def emit_json(obj: Any) -> None:
