@@ -159,6 +159,33 @@ def test_refresh_follows_changes_by_mtime_and_only_then(isolated_home: Path, sop
     assert out["removed"] == 1 and claude_code.indexed_count(sophia_home) == 6
 
 
+def test_a_turn_without_a_new_project_indexes_and_writes_nothing(isolated_home: Path, sophia_home: Path,
+                                                                  tmp_path: Path) -> None:
+    """The hooks rewrite the episode index every turn (s3 status refreshes after it): with no new project the
+    refresh takes no lock and writes nothing; an episode of a new project is still found."""
+    from sophia.episode_store import upsert_index_entries
+
+    project = project_dir(tmp_path)
+    claude_tree(isolated_home, project)
+    assert run_s3(["init"], {**os.environ, "PYTHONPATH": str(ROOT / "lib")}).returncode == 0
+
+    def turn(n: int, where: Path) -> None:
+        upsert_index_entries([{"id": f"ep_{n}", "timestamp": f"2026-11-27T0{n}:00:00Z", "project": str(where)}],
+                             sophia_home)
+
+    turn(1, project)
+    assert claude_code.refresh(sophia_home)["changed"] and claude_code.indexed_count(sophia_home) == 6
+    state = claude_code.state_path(sophia_home)
+    written = state.stat().st_mtime_ns, state.read_bytes()
+    turn(2, project)
+    assert claude_code.refresh(sophia_home)["changed"] is False
+    assert (state.stat().st_mtime_ns, state.read_bytes()) == written
+    other = tmp_path / "work" / "other"
+    turn(3, other)
+    assert claude_code.refresh(sophia_home)["changed"]
+    assert str(other) in json.loads(state.read_text())["projects"]
+
+
 def test_the_staleness_check_costs_well_under_2_ms(isolated_home: Path, sophia_home: Path, tmp_path: Path) -> None:
     project = project_dir(tmp_path)
     t = claude_tree(isolated_home, project)

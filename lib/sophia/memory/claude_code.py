@@ -346,7 +346,10 @@ def refresh(home: Path, extra_projects: list[str] | None = None, force: bool = F
         return (files == st.get("files") and dirs == st.get("dirs") and projects == st.get("projects")
                 and index_mtime == st.get("episode_index_mtime") and _index_id(home) == st.get("index_id"))
 
-    if not force and unchanged(read_state(home)):  # the common case: no lock, no index
+    st = read_state(home)
+    if not force and (unchanged(st) or unchanged({**st, "episode_index_mtime": index_mtime})):
+        # the common case: no lock, no index. After a turn (the episode index rewritten) with no new project
+        # there is nothing to index either: the index is read again (known_projects) until a refresh records it
         return {"changed": False, "indexed": len(files), "removed": 0}
     from ..locking import locked
 
