@@ -83,9 +83,29 @@ def _any(value: Any) -> bool:
     return True
 
 
+def _types(schema: Any) -> frozenset[type] | None:
+    """The JSON types a schema passes when its type alone decides (a string, a bool, null, an int without
+    bounds, a union of them), else None. Checked as one set lookup: most fields of the index are such."""
+    if not isinstance(schema, dict) or schema.get("x-custom"):
+        return None
+    rest = set(schema) - NOTES
+    if rest == {"anyOf"}:
+        branches = [_types(s) for s in schema["anyOf"]]
+        return None if any(b is None for b in branches) else frozenset().union(*branches)  # type: ignore[arg-type]
+    return SIMPLE.get(str(schema["type"])) if rest == {"type"} else None
+
+
+SIMPLE = {"string": frozenset((str,)), "boolean": frozenset((bool,)), "null": frozenset((type(None),)),
+          "integer": frozenset((int,))}
+
+
 def _node(schema: Any, defs: dict[str, Any], exact: bool, custom: dict[str, Any] | None = None) -> Check:  # noqa: C901 - one branch per JSON-schema keyword, each a line
     if schema is True or schema == {}:
         return _any
+    types = _types(schema)
+    if types is not None:
+        found = types
+        return lambda v: type(v) in found
     if not isinstance(schema, dict) or schema.get("x-custom"):
         return _never
     if "$ref" in schema:
@@ -104,6 +124,9 @@ def _node(schema: Any, defs: dict[str, Any], exact: bool, custom: dict[str, Any]
     if kind == "array":
         if set(schema) - NOTES != {"type", "items"}:
             return _never
+        types = _types(schema["items"])
+        if types is not None:
+            return lambda v: type(v) is list and set(map(type, v)) <= types
         return _array(_node(schema["items"], defs, exact))
     return _scalar(schema, exact)
 
@@ -155,12 +178,14 @@ def _array(item: Check) -> Check:
 def _object(schema: dict[str, Any], defs: dict[str, Any], exact: bool, custom: dict[str, Any] | None) -> Check:
     if set(schema) - NOTES - {"type", "properties", "required", "additionalProperties"}:
         return _never
-    props = {k: _field(k, s, defs, exact, custom) for k, s in schema.get("properties", {}).items()}
-    required = tuple(schema.get("required", ()))
+    fields = schema.get("properties", {})
+    simple = {k: t for k, t in ((k, _types(s)) for k, s in fields.items()) if t is not None}
+    props = {k: _field(k, s, defs, exact, custom) for k, s in fields.items() if k not in simple}
+    required = frozenset(schema.get("required", ()))
     extra = _node(schema["additionalProperties"], defs, exact) if "additionalProperties" in schema else None
     if extra is None and (exact or "properties" not in schema):
         extra = _never  # a model that drops what it does not know dumps without it
-    names = list(props)
+    names = list(fields)
     count = len(names)
 
     def check(v: Any) -> bool:
@@ -168,9 +193,14 @@ def _object(schema: dict[str, Any], defs: dict[str, Any], exact: bool, custom: d
             return False
         if exact and list(v)[:count] != names:
             return False  # a field missing (its default would be dumped) or in another order
-        if not exact and not all(k in v for k in required):
+        if not exact and not required <= v.keys():
             return False
         for k, x in v.items():
+            types = simple.get(k)
+            if types is not None:
+                if type(x) not in types:
+                    return False
+                continue
             f = props.get(k, extra)
             if f is not None and not f(x):
                 return False

@@ -85,7 +85,7 @@ def record(home: Path, seen: dict[str, list[int] | None], self_model: dict[str, 
 def _write(home: Path, stamp: dict[str, Any]) -> None:
     from ..atomic import write_json_atomic
 
-    write_json_atomic(_path(home), stamp, durable=False)
+    write_json_atomic(_path(home), stamp, durable=False, depth=1)  # the schemas on a line each: C-encoded
 
 
 def cached(home: Path) -> tuple[dict[str, Any], int] | None:
