@@ -30,15 +30,16 @@ by all targets and go when the last target goes.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import json
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # s3 status reads the manifest: argparse, tempfile and shutil only where they are used
+    import argparse
 
 if not __package__:  # run as a script (python -I -S .../sophia/install/manifest.py): find the package
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
@@ -63,6 +64,8 @@ def load(path: Path) -> dict[str, Any]:
 
 
 def save(path: Path, data: dict[str, Any]) -> None:
+    import tempfile
+
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     text = json.dumps(data, indent=2) + "\n"
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -172,6 +175,8 @@ def lines_for(data: dict[str, Any], targets: list[dict[str, Any]], all_targets: 
 
 
 def main(argv: list[str] | None = None) -> int:
+    import argparse
+
     p = argparse.ArgumentParser(prog="manifest.py", description="Sophia install manifest")
     p.add_argument("action", choices=["record", "get", "forget"])
     p.add_argument("--manifest", required=True)

@@ -20,18 +20,17 @@ refused (not valid JSON, or hooks not in the expected shape), 1 on other errors 
 
 from __future__ import annotations
 
-import argparse
 import contextlib
-import copy
 import json
 import os
 import shlex
-import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # s3 status reads the manifest: argparse, copy, tempfile and shutil only where used
+    import argparse
 
 PLUGIN_ROOT_VAR = "${CLAUDE_PLUGIN_ROOT}"
 BACKUP_TAG = ".sophia-bak-"
@@ -157,6 +156,8 @@ def hooks_for_kit(plugin_hooks: dict[str, Any], kit_dir: str) -> dict[str, list[
 
     Each command's first word (the script) becomes a shell-quoted absolute path under the kit.
     """
+    import copy
+
     hooks = plugin_hooks.get("hooks")
     if not isinstance(hooks, dict) or not hooks:
         raise SettingsError('hooks.json has no "hooks" object')
@@ -202,6 +203,8 @@ def strip_ours(settings: dict[str, Any], kit_dir: str,
     A matcher group, an event array or the ``hooks`` object that becomes empty because our entries
     left it is removed; ones the user left empty themselves are kept.
     """
+    import copy
+
     new = copy.deepcopy(settings)
     hooks = new.get("hooks")
     if not isinstance(hooks, dict):
@@ -236,6 +239,8 @@ def strip_ours(settings: dict[str, Any], kit_dir: str,
 def merge(settings: dict[str, Any], ours: dict[str, list[dict[str, Any]]], kit_dir: str,
           forget: frozenset[str] = frozenset()) -> dict[str, Any]:
     """``settings`` with exactly one copy of our entries (appended after the user's, per event)."""
+    import copy
+
     new, _ = strip_ours(settings, kit_dir, forget)
     hooks = new.setdefault("hooks", {})
     for event, groups in ours.items():
@@ -264,6 +269,8 @@ def verify_merged(new: dict[str, Any], ours: dict[str, list[dict[str, Any]]]) ->
 
 
 def _backup(real: Path) -> Path:
+    import shutil
+
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     dest = real.with_name(real.name + BACKUP_TAG + stamp)
     n = 1
@@ -293,6 +300,8 @@ def write_settings(path: Path, settings: dict[str, Any]) -> Path | None:
 def write_through(path: Path, text: str, mode: int) -> None:
     """Atomically replace the file behind ``path`` (a symlink is written through) with ``text``, at
     ``mode``: temp file beside it, fsync, rename, fsync of the folder. Line endings are kept as given."""
+    import tempfile
+
     real = Path(os.path.realpath(path))
     fd, tmp = tempfile.mkstemp(prefix=f".{real.name}.", suffix=".tmp", dir=real.parent)
     try:
@@ -360,6 +369,8 @@ def _run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    import argparse
+
     parser = argparse.ArgumentParser(prog="settings_merge.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("action", choices=["merge", "remove", "check"])
     parser.add_argument("--settings", required=True, help="the settings.json to update")
