@@ -9,7 +9,6 @@ from ..atomic import read_json, write_json_atomic
 from ..errors import BadInput, StateFileError
 from ..kinds import MAX_DOMAIN_CHARS, MAX_RULE_CHARS
 from ..locking import locked
-from ..timeutil import iso, now, parse
 
 TYPE_CHECKING = False  # typing, uuid and hashlib (.text) cost ms that s3 list rules need not pay: used where needed
 if TYPE_CHECKING:
@@ -74,6 +73,8 @@ def add_or_merge(rules: list[dict[str, Any]], *, trigger: str, content: str, con
                  source: str, source_episodes: list[str], digest: str | None,
                  at: datetime | None = None) -> tuple[str, dict[str, Any]]:
     """Returns ("added" | "merged" | "unchanged", rule). ``digest`` makes a repeat a no-op."""
+    from ..timeutil import iso, now  # datetime: not for s3 list rules
+
     check_rule_text(content, trigger)
     stamp = iso(at or now())
     existing = find_similar(rules, trigger, content)
@@ -112,6 +113,8 @@ def add_or_merge(rules: list[dict[str, Any]], *, trigger: str, content: str, con
 def decayed_confidence(rule: dict[str, Any], at: datetime | None = None) -> float:
     """Seed 13.4: 5% per month without validation. A function of time (idempotent), from the
     confidence the rule had when it was last validated (``base_confidence``)."""
+    from ..timeutil import now, parse
+
     t = at or now()
     ref = parse(rule.get("last_validated")) or parse(rule.get("created_at"))
     base = float(rule.get("base_confidence", rule.get("confidence") or 0.0))
