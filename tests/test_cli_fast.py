@@ -385,3 +385,42 @@ def test_dumps_is_what_json_writes() -> None:
     for _ in range(3000):
         d = doc(0)
         assert plain.dumps(d) == json.dumps(d, ensure_ascii=False, default=str, indent=2) + "\n", repr(d)
+
+
+def test_schema_check_leaves_our_own_validators_to_pydantic() -> None:
+    """A field read by a validator of ours (decorated or in its annotation) passes only as last validated; a
+    model with a model validator never passes: the schema cannot say what they accept."""
+    from typing import Annotated
+
+    from pydantic import AfterValidator, BaseModel, field_validator, model_validator
+
+    from sophia.cli.status_check import _mark_custom, compile_file, custom_fields
+
+    class Fields(BaseModel):
+        a: Annotated[int, AfterValidator(lambda v: v)] = 0
+        b: int = 0
+        c: list[str] = []
+
+        @field_validator("c")
+        @classmethod
+        def _c(cls, v: list[str]) -> list[str]:
+            return v
+
+    class Whole(BaseModel):
+        b: int = 0
+
+        @model_validator(mode="before")
+        @classmethod
+        def _all(cls, data: Any) -> Any:
+            return data
+
+    schema = Fields.model_json_schema()
+    _mark_custom(Fields, schema)
+    entry = {"model": "Fields", "schema": schema}
+    assert sorted(custom_fields(entry)) == ["a", "c"]
+    check = compile_file(entry, exact=False, custom={"c": ["x"]})
+    assert check({"b": 1}) and check({"b": 1, "c": ["x"]})
+    assert not check({"a": 1}) and not check({"c": ["y"]}) and not check({"b": "1"})
+    schema = Whole.model_json_schema()
+    _mark_custom(Whole, schema)
+    assert not compile_file({"model": "Whole", "schema": schema}, exact=False, custom={})({"b": 1})

@@ -43,19 +43,23 @@ def schemas(home: Path) -> dict[str, Any]:
         model = sf.model or models.SemanticRule
         schema = model.model_json_schema()
         for name, node in [(model.__name__, schema), *schema.get("$defs", {}).items()]:
-            _mark_custom(getattr(models, name), node)
+            _mark_custom(getattr(models, name, None), node)
         out[str(sf.path(home))] = {"model": model.__name__ if sf.model else RULES_LIST, "schema": schema}
     return out
 
 
 def _mark_custom(model: Any, node: dict[str, Any]) -> None:
-    """``x-custom`` on a model with a model validator of ours, and on each field a field validator reads."""
-    decorators = model.__pydantic_decorators__
-    if decorators.model_validators or decorators.root_validators:
+    """``x-custom`` on a model with a model validator of ours (or one not found in ``models``), and on each
+    field a field validator reads or that carries one in its annotation (``AfterValidator``...)."""
+    decorators = getattr(model, "__pydantic_decorators__", None)
+    if decorators is None or decorators.model_validators or decorators.root_validators:
         node["x-custom"] = True
-    for dec in decorators.field_validators.values():
-        for field in dec.info.fields:
-            node["properties"][field]["x-custom"] = True
+        return
+    fields = {f for dec in decorators.field_validators.values() for f in dec.info.fields}
+    fields |= {name for name, info in model.model_fields.items()
+               if any(type(m).__module__.startswith("pydantic.functional") for m in info.metadata)}
+    for field in fields:
+        node["properties"][field]["x-custom"] = True
 
 
 def compile_file(entry: dict[str, Any], exact: bool, custom: dict[str, Any]) -> Check:
