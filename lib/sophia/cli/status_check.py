@@ -131,7 +131,8 @@ def _node(schema: Any, defs: dict[str, Any], exact: bool, custom: dict[str, Any]
         types = _types(schema["items"])
         if types is not None:
             return lambda v: type(v) is list and set(map(type, v)) <= types
-        return _array(_node(schema["items"], defs, exact))
+        columns = None if exact else _columns(_resolve(schema["items"], defs), defs)
+        return columns or _array(_node(schema["items"], defs, exact))
     return _scalar(schema, exact)
 
 
@@ -177,6 +178,60 @@ def _array(item: Check) -> Check:
     if item is _any:
         return lambda v: type(v) is list
     return lambda v: type(v) is list and all(map(item, v))
+
+
+class _Missing:
+    """What a field a dict lacks reads as in a column (``_columns``)."""
+
+
+MISSING = _Missing()
+
+
+def _resolve(schema: Any, defs: dict[str, Any]) -> Any:
+    """The schema a bare ``$ref`` names (else the schema itself)."""
+    if isinstance(schema, dict) and set(schema) - NOTES == {"$ref"} and schema["$ref"].startswith("#/$defs/"):
+        return defs.get(schema["$ref"][8:])
+    return schema
+
+
+def _columns(schema: Any, defs: dict[str, Any]) -> Check | None:
+    """A list of objects (the episode index's 1,000 entries) checked a field at a time: a field whose type alone
+    decides, or one of a few strings, in one pass of C over the list; None where ``_object`` must look at each
+    (an exact check, extra fields with a schema of their own, a validator of ours, another keyword)."""
+    if not (isinstance(schema, dict) and schema.get("type") == "object" and "properties" in schema):
+        return None
+    if set(schema) - NOTES - {"type", "properties", "required", "additionalProperties"} or \
+            schema.get("additionalProperties", True) not in (True, {}):
+        return None
+    simple: dict[str, frozenset[Any]] = {}
+    enums: dict[str, frozenset[Any]] = {}
+    others: dict[str, Check] = {}
+    for k, s in schema["properties"].items():
+        if not isinstance(s, dict) or s.get("x-custom"):
+            return None
+        types = _types(s)
+        if types is not None:
+            simple[k] = types | {_Missing}
+        elif ("enum" in s or "const" in s) and _enum(s) is not _never:
+            enums[k] = frozenset(s["enum"] if "enum" in s else [s["const"]]) | {MISSING}
+        else:
+            others[k] = _node(s, defs, False)
+    required = frozenset(schema.get("required", ()))
+    from operator import methodcaller
+
+    def check(v: Any) -> bool:
+        if type(v) is not list or (v and set(map(type, v)) != {dict}) or not all(map(required.issubset, v)):
+            return False
+        try:
+            if not all(set(map(type, map(methodcaller("get", k, MISSING), v))) <= t for k, t in simple.items()):
+                return False
+            if not all(set(map(methodcaller("get", k, MISSING), v)) <= e for k, e in enums.items()):
+                return False
+        except TypeError:  # an unhashable value where one of a few strings goes
+            return False
+        return all(f(x) for k, f in others.items() for x in map(methodcaller("get", k, MISSING), v) if x is not MISSING)
+
+    return check
 
 
 def _object(schema: dict[str, Any], defs: dict[str, Any], exact: bool, custom: dict[str, Any] | None) -> Check:
