@@ -88,9 +88,10 @@ def _write(home: Path, stamp: dict[str, Any]) -> None:
     write_json_atomic(_path(home), stamp, durable=False, depth=1)  # the schemas on a line each: C-encoded
 
 
-def cached(home: Path) -> tuple[dict[str, Any], int] | None:
-    """The self-model and the number of rules when every state file is as a status checked it, or passes the
-    check of its schema now (the changed ones then recorded), else None."""
+def cached(home: Path) -> tuple[dict[str, Any], int, Any] | None:
+    """The self-model, the number of rules and the episode index if it was read here (else None) when every
+    state file is as a status checked it, or passes the check of its schema now (the changed ones then
+    recorded), else None."""
     from .. import paths
 
     try:
@@ -106,9 +107,10 @@ def cached(home: Path) -> tuple[dict[str, Any], int] | None:
         if rules in read:
             total = len(read[rules][1])
         _remember(home, stamp, read, total)
+        index = read.get(str(paths.episode_index_path(home)), (None, None))[1]
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
-    return (self_model, total) if isinstance(self_model, dict) else None
+    return (self_model, total, index) if isinstance(self_model, dict) else None
 
 
 def _changed(stamp: dict[str, Any], sm_path: str) -> dict[str, tuple[list[int], Any]] | None:

@@ -18,8 +18,9 @@ if TYPE_CHECKING:
 Line = tuple[str, str]
 
 
-def collect(home: Path, self_model: dict[str, Any], rules_total: int) -> dict[str, Any]:
-    """The status data around the self-model (its JSON dump) and the number of semantic rules."""
+def collect(home: Path, self_model: dict[str, Any], rules_total: int, index: Any = None) -> dict[str, Any]:
+    """The status data around the self-model (its JSON dump) and the number of semantic rules; ``index``: the
+    episode index when the caller has just read and checked it (after a turn: not decoded twice)."""
     from .. import paths
     from ..config_defaults import load as load_config
     from ..episode_store import read_index
@@ -29,7 +30,8 @@ def collect(home: Path, self_model: dict[str, Any], rules_total: int) -> dict[st
     from ..learning.ledger import summary as digest_summary
     from ..learning.metrics import status_trend
 
-    index = read_index(home)
+    if not isinstance(index, dict):
+        index = read_index(home)
     entries = index.get("entries", [])
     cfg = load_config(paths.config_path(home))[0]
     return {
