@@ -76,15 +76,6 @@ class Replay:
             return line
         return str(self._rest.readline(*args))
 
-    def __iter__(self) -> Replay:
-        return self
-
-    def __next__(self) -> str:
-        line = self.readline()
-        if not line:
-            raise StopIteration
-        return line
-
 
 class HoldFirstAnswer:
     """The protocol's stdout for the SDK, less the SDK's answer to the request answered early (compared

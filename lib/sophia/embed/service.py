@@ -34,19 +34,11 @@ from typing import Any
 
 from .. import paths
 from ..embed_client import protocol, settings
+from ..index.db import file_identity
 from ..locking import try_flock
 
 _LOCK_FD: int | None = None
 DB_CHECK_SECONDS = 2.0  # the indexer looks for a replaced index.db at least this often
-
-
-def db_identity(path: Path) -> tuple[int, int] | None:
-    """(device, inode) of the file at ``path``, None when there is none."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return st.st_dev, st.st_ino
 
 
 def log(msg: str) -> None:
@@ -163,19 +155,19 @@ class Service:
     def _open_backend(self) -> tuple[tuple[int, int] | None, Any]:
         """A backend on index.db and the identity of the file it opened (stat before and after)."""
         while True:
-            before = db_identity(self.db_path)
+            before = file_identity(self.db_path)
             backend = self._make_backend(self.backend_name)
-            if db_identity(self.db_path) == before:
+            if file_identity(self.db_path) == before:
                 return before, backend
             backend.close()  # replaced while we opened it: again
 
     def check_db(self) -> bool:
         """Reopen index.db when the file was replaced (a rebuild); True when it was. One stat."""
-        now = db_identity(self.db_path)
+        now = file_identity(self.db_path)
         if now is None or now == self.db_id:
             return False  # a missing file is not a new one: keep serving until one appears
         with self._db_lock:
-            if db_identity(self.db_path) == self.db_id:
+            if file_identity(self.db_path) == self.db_id:
                 return False
             old_id = self.db_id
             self.db_id, self.backend = self._open_backend()  # the old one is closed when unreferenced
@@ -237,7 +229,7 @@ class Service:
         from . import indexer, vectors
 
         def replaced() -> bool:  # a missing file is not a new one (as in check_db): no pass on nothing
-            now = db_identity(self.db_path)
+            now = file_identity(self.db_path)
             return now is not None and now != conn_id
 
         self._batch_count, self._last_progress_log = 0, time.monotonic()

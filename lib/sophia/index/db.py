@@ -175,6 +175,16 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [m001_items, m002_links
                                                          m005_notes_fts, m006_items_df]
 
 
+def file_identity(path: Path) -> tuple[int, int] | None:
+    """(device, inode) of the file at ``path``, None when there is none: what tells an index file that
+    ``s3 index rebuild`` put in its place from the one a long-lived process opened."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
 def _secure(path: Path) -> None:
     for p in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
         with contextlib.suppress(OSError):

@@ -17,7 +17,6 @@ closing it would checkpoint into the old file and then delete the WAL by name, t
 from __future__ import annotations
 
 import contextlib
-import os
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -36,21 +35,13 @@ def keep(on: bool = True) -> None:
     _KEEP = on
 
 
-def _identity(p: Path) -> tuple[int, int] | None:
-    try:
-        st = os.stat(p)
-    except OSError:
-        return None
-    return st.st_dev, st.st_ino
-
-
 def _kept(p: Path) -> sqlite3.Connection | None:
     """This process's open connection to the file ``p`` names now, if it has one."""
     entry = _open.get(str(p))
     if entry is None:
         return None
     conn, ident = entry
-    if _identity(p) == ident:
+    if db.file_identity(p) == ident:
         return conn
     del _open[str(p)]
     _retired.append(conn)
@@ -72,7 +63,7 @@ def use(home: Path | None = None, *, read: bool = False) -> Iterator[sqlite3.Con
         if conn is None:
             yield None
             return
-        ident = _identity(p) if _KEEP else None
+        ident = db.file_identity(p) if _KEEP else None
         if ident is None:
             try:
                 yield conn
