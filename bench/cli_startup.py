@@ -14,7 +14,9 @@ its ``s3`` commands too, interleaved with these in the same run and home, as row
 after a turn: it would make this tree's next status one after a turn too; a tree without the status stamp
 checks the files on every status). The row "s3 status after a turn" comes after what the Stop hook writes at
 the end of a turn (untimed, through this tree's own writers: an entry upserted into the episode index, the user
-model and the self-model updated), dated 10 s back.
+model and the self-model updated), dated 10 s back. The row "s3 list rules after a change" runs in a copy of
+the home whose rules file is dated anew (a minute back) before each run: the list then cannot print what the last
+one kept (``cli/list_cache.py``); the other list rows can, as a user's lists between two changes of the rules.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -128,17 +131,27 @@ def main() -> int:
             "s3 status after a turn": [*s3, "status"],
             "s3 list rules": [*s3, "list", "rules"],
             "s3 list rules --json": [*s3, "list", "rules", "--json"],
+            # the first list after the rules changed (in a copy of the home whose rules file is dated anew before
+            # each run): it decodes the rules and keeps what it prints for the lists after it
+            "s3 list rules after a change": [*s3, "list", "rules"],
         }
+        changed = Path(tmp) / "changed"
+        shutil.copytree(home, changed)
         libs: dict[str, Path | None] = {k: None for k in cases}
         if args.before and not args.venv:
-            for k, cmd in [(k, cmd) for k, cmd in cases.items() if k.startswith("s3 ") and "after a turn" not in k]:
+            for k, cmd in [(k, cmd) for k, cmd in cases.items() if k.startswith("s3 ") and " after a " not in k]:
                 cases[f"{k} (before)"], libs[f"{k} (before)"] = cmd, args.before.resolve() / "lib"
         times: dict[str, list[float]] = {k: [] for k in cases}
         for i in range(args.n + 1):  # the first round warms the page cache and .pyc files
             for name, cmd in cases.items():
                 if "after a turn" in name:
                     turn(home, env)
-                dt = timed(cmd, env, libs[name])
+                run_env = env
+                if "after a change" in name:
+                    old -= 1  # another stamp, still older than 2 s: the list keeps its output
+                    os.utime(changed / "semantic_rules.json", (old, old))
+                    run_env = {**env, "SOPHIA_HOME": str(changed)}
+                dt = timed(cmd, run_env, libs[name])
                 if i:
                     times[name].append(dt)
     base = statistics.median(times["python -c pass"])

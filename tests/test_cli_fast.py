@@ -424,3 +424,102 @@ def test_schema_check_leaves_our_own_validators_to_pydantic() -> None:
     schema = Whole.model_json_schema()
     _mark_custom(Whole, schema)
     assert not compile_file({"model": "Whole", "schema": schema}, exact=False, custom={})({"b": 1})
+
+
+# ---- s3 list rules: what the last list printed, kept under the rules file's and the code's stamps (cli/list_cache.py)
+
+PLAIN = ["Use docker compose for services", "Run the tests with make check", "Pin the node version in CI"]
+
+
+@pytest.fixture
+def plain_rules(s3_env: dict[str, str]) -> dict[str, str]:
+    """Rules whose lines rich prints as they are (the text output is kept), dated a minute back."""
+    assert run_s3(["init"], s3_env).returncode == 0
+    for t in PLAIN:
+        assert run_s3(["learn", t], s3_env).returncode == 0
+    _settle(Path(s3_env["SOPHIA_HOME"]))
+    return s3_env
+
+
+def _kept(env: dict[str, str], json_out: bool = False) -> Path:
+    from sophia import paths
+
+    return paths.list_output_path("rules", json_out, Path(env["SOPHIA_HOME"]))
+
+
+def test_list_keeps_its_output_and_prints_it_next_time(plain_rules: dict[str, str]) -> None:
+    for args, json_out in ((["list", "rules"], False), (["list", "rules", "--json"], True)):
+        first, ref = run_s3(args, plain_rules), via_typer(args, plain_rules)
+        assert first.returncode == 0 and first.stdout == ref.stdout and "Pin the node version" in first.stdout
+        kept = _kept(plain_rules, json_out)
+        head, body = kept.read_text().split("\n", 1)
+        assert body == first.stdout
+        # the next list prints what is kept (shown here by a kept body the file does not hold), not the file
+        kept.write_text(head + "\n" + body.replace("Pin the node version", "Pin THE KEPT version"))
+        assert "Pin THE KEPT version" in run_s3(args, plain_rules).stdout
+
+
+def test_list_reads_the_rules_again_after_any_change(plain_rules: dict[str, str]) -> None:
+    import os
+
+    home = Path(plain_rules["SOPHIA_HOME"])
+    assert run_s3(["list", "rules"], plain_rules).returncode == 0 and _kept(plain_rules).is_file()
+    # a writer (s3 learn) removes what is kept: a forgotten or changed rule stays nowhere else
+    assert run_s3(["learn", "Cache the wheels between CI runs"], plain_rules).returncode == 0
+    assert not _kept(plain_rules).exists()
+    r = run_s3(["list", "rules"], plain_rules)
+    assert "## Rules: 4" in r.stdout and "Cache the wheels" in r.stdout
+    assert not _kept(plain_rules).exists()  # the file was written just now: too recent to key anything on
+    # a hand edit in place (same inode), dated back: a new mtime, so another key
+    _settle(home)
+    assert run_s3(["list", "rules"], plain_rules).returncode == 0 and _kept(plain_rules).is_file()
+    rules = home / "semantic_rules.json"
+    text = rules.read_text()
+    with open(rules, "r+") as f:
+        f.write(text.replace("Cache the wheels", "Cache the WHEELS"))
+    old = os.stat(rules).st_mtime - 120
+    os.utime(rules, (old, old))
+    r = run_s3(["list", "rules"], plain_rules)
+    assert "Cache the WHEELS" in r.stdout and r.stdout == via_typer(["list", "rules"], plain_rules).stdout
+
+
+def test_list_keeps_no_text_rich_would_change(filled: dict[str, str]) -> None:
+    """Lines rich prints otherwise ("[bold]...") go through rich: that text is not kept; the JSON is."""
+    _settle(Path(filled["SOPHIA_HOME"]))
+    for args in (["list", "rules"], ["list", "rules", "--json"]):
+        assert run_s3(args, filled).stdout == via_typer(args, filled).stdout
+    assert not _kept(filled).exists() and _kept(filled, json_out=True).is_file()
+    assert run_s3(["list", "rules"], filled).stdout == via_typer(["list", "rules"], filled).stdout
+
+
+def test_list_with_a_damaged_kept_output_reads_the_file(plain_rules: dict[str, str]) -> None:
+    ref = run_s3(["list", "rules"], plain_rules).stdout
+    _kept(plain_rules).write_bytes(b"\xff\xfe not utf-8\n")
+    assert run_s3(["list", "rules"], plain_rules).stdout == ref
+    _kept(plain_rules).unlink()
+    _kept(plain_rules).mkdir()  # not even a file: still listed
+    assert run_s3(["list", "rules"], plain_rules).stdout == ref
+
+
+def test_list_key_follows_the_code_that_prints(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An upgraded or edited kit (any module of list_cache.CODE with another stamp) prints from the file again."""
+    import os
+
+    from sophia.cli import list_cache
+
+    src = tmp_path / "semantic_rules.json"
+    src.write_text("[]")
+    lib = tmp_path / "lib"
+    for c in list_cache.CODE:
+        (lib / c).parent.mkdir(parents=True, exist_ok=True)
+        (lib / c).write_text("# code\n")
+    monkeypatch.setattr(list_cache, "LIB", lib)
+    before = list_cache.key(src)
+    assert before is not None and list_cache.key(src) == before
+    for c in list_cache.CODE:
+        st = os.stat(lib / c)
+        os.utime(lib / c, ns=(st.st_atime_ns, st.st_mtime_ns + 1))
+        assert list_cache.key(src) != before, c
+        before = list_cache.key(src)
+    (lib / list_cache.CODE[0]).unlink()
+    assert list_cache.key(src) is None

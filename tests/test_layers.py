@@ -18,7 +18,7 @@ LIB = Path(__file__).resolve().parents[1] / "lib"
 # lowest first; a unit may import only units listed before it
 ORDER = [
     # base: standard library only, safe on every hook path
-    "sophia", "errors", "timeutil", "paths", "config_defaults", "atomic", "locking", "resident", "redact", "evidence",
+    "sophia", "errors", "timeutil", "paths", "config_defaults", "file_stamp", "atomic", "locking", "resident", "redact", "evidence",
     "outcome_words", "kinds", "gaps",
     "migrations",
     "episode_store", "problem", "consistency", "codex_rollout", "transcript_entries",

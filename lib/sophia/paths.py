@@ -136,6 +136,12 @@ def run_dir(home: Path | None = None) -> Path:
     return (home or sophia_home()) / "run"
 
 
+def list_output_path(word: str, json_out: bool, home: Path | None = None) -> Path:
+    """What the last ``s3 list WORD`` printed (``--json``: its JSON), kept for the next one
+    (``cli/list_cache.py``); the store's writers remove it."""
+    return run_dir(home) / f"list_{word}.{'json' if json_out else 'txt'}"
+
+
 def shown_dir(home: Path | None = None) -> Path:
     """One small file per live session: the ids of the memories already injected into its context
     (``hooks/shown.py``)."""

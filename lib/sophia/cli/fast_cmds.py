@@ -8,7 +8,7 @@ or an error (the typer path then runs and says it exactly as it always has). Sta
 
 from __future__ import annotations
 
-from .plain import dumps, print_lines
+from .plain import dumps, print_lines, rich_reads
 
 TYPE_CHECKING = False  # typing costs a few ms to import: annotations only
 if TYPE_CHECKING:
@@ -73,24 +73,54 @@ def _status(json_out: bool) -> int | None:
 
 
 def _list(word: str, json_out: bool) -> int | None:
-    """``s3 list WORD`` for a kind whose items print as its own lines (rules, episodes, facts...)."""
+    """``s3 list WORD`` for a kind whose items print as its own lines (rules, episodes, facts...); the rules' output
+    as the last list kept it when their file and our code are as they were then (``list_cache``)."""
     from .. import kinds
 
     kind = kinds.by_plural(word)
     if kind is None or word not in kinds.list_words() or kind.store == "team":
         return None  # gaps, conflicts, sources (pydantic, other lines), team (refreshed first), unknown words
+    home, made_under = None, None
+    if kind.store == "rules":
+        from .. import paths
+        from . import list_cache
+
+        home = paths.sophia_home()
+        made_under = list_cache.key(paths.rules_path(home))
+        kept = list_cache.read(home, word, json_out, made_under) if made_under else None
+        if kept is not None:
+            _write(kept)
+            return 0
     try:
         items: list[Any] = _load(word, kind.store)
     except Exception:  # noqa: BLE001 - an unreadable store: the typer path names it as it always has
         return None
+    text = _listed(word, kind, items, json_out)
+    if text is None:
+        return None
+    _write(text)
+    if home is not None and made_under is not None and text:
+        from .. import paths
+        from . import list_cache
+
+        list_cache.keep(home, word, json_out, made_under, paths.rules_path(home), text)
+    return 0
+
+
+def _listed(word: str, kind: Any, items: list[Any], json_out: bool) -> str | None:
+    """The output of ``s3 list WORD``: its JSON, its text when rich would print it as it is, else "" having printed
+    it through rich (``plain.print_lines``), or None for the typer path (an item that is no object)."""
     if json_out:
-        _write(dumps(items))
-        return 0
+        return dumps(items)
     if not all(isinstance(it, dict) for it in items):
         return None
-    print_lines([f"## {word.capitalize()}: {len(items)}", ""])
-    print_lines([kind.line(it) for it in items], markup=False)
-    return 0
+    head, lines = [f"## {word.capitalize()}: {len(items)}", ""], [kind.line(it) for it in items]
+    text = "".join(line + "\n" for line in lines)
+    if not rich_reads(head[0]) and not rich_reads(text, markup=False):
+        return head[0] + "\n\n" + text
+    print_lines(head)
+    print_lines(lines, markup=False)
+    return ""
 
 
 def _load(word: str, store: str) -> list[Any]:

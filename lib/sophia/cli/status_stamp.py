@@ -6,8 +6,7 @@ dumps, the typer command records each file's identity (inode, size, mtime in ns;
 the number of rules in ``run/status_stamp.json``. The fast path (``fast_cmds``) trusts a file whose
 identity still matches: every write of a state file replaces it (a new inode) or changes its mtime, so a
 changed file is checked again (below, else by the typer command). A file written in the last ``RACY_NS`` is not recorded
-(file times are coarse: a second write of the same size in the same clock tick would keep the mtime), as in
-``memory.team_repo``.
+(``file_stamp``: file times are coarse).
 
 A file changed since (the hooks rewrite the episode index and the user and self models every turn) is checked
 by ``status_check`` against the schema its model gave when the stamp was recorded (kept in the stamp, with the
@@ -18,30 +17,22 @@ only the first status after a change checks them. Standard library only.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
+
+from ..file_stamp import racy
+from ..file_stamp import stamp as identity
 
 TYPE_CHECKING = False  # typing costs a few ms to import: annotations only
 if TYPE_CHECKING:
     from typing import Any
 
 NAME = "status_stamp.json"
-RACY_NS = 2_000_000_000
 
 
 def _path(home: Path) -> Path:
     from .. import paths
 
     return paths.run_dir(home) / NAME
-
-
-def identity(path: Path | int) -> list[int] | None:
-    """A file's (or an open file descriptor's) inode, size and mtime in ns; None when it is missing."""
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        return None
-    return [st.st_ino, st.st_size, st.st_mtime_ns]
 
 
 def identities(files: list[Path]) -> dict[str, list[int] | None]:
@@ -54,13 +45,6 @@ def _code() -> list[int] | None:
     return identity(Path(__file__).resolve().parents[1] / "models.py")
 
 
-def _racy(seen: dict[str, list[int] | None]) -> bool:
-    import time
-
-    recent = time.time_ns() - RACY_NS
-    return any(ident is not None and ident[2] > recent for ident in seen.values())
-
-
 def record(home: Path, seen: dict[str, list[int] | None], self_model: dict[str, Any], rules_total: int) -> None:
     """After the files in ``seen`` passed: recorded only when the self-model file holds exactly
     ``self_model`` (its model's dump; a file with defaults still to fill would print other values), with the
@@ -69,7 +53,7 @@ def record(home: Path, seen: dict[str, list[int] | None], self_model: dict[str, 
     from .status_check import custom_fields, schemas
 
     sm_path = paths.self_model_path(home)
-    if _racy(seen):
+    if racy(seen.values()):
         return
     try:
         if seen.get(str(sm_path)) is None or json.dumps(self_model) != json.dumps(json.loads(sm_path.read_bytes())):
@@ -150,7 +134,7 @@ def _remember(home: Path, stamp: dict[str, Any], read: dict[str, tuple[list[int]
     if not read:
         return
     files = {**stamp["files"], **{p: ident for p, (ident, _) in read.items()}}
-    if _racy(files):
+    if racy(files.values()):
         return
     try:
         _write(home, {**stamp, "files": files, "rules_total": total})

@@ -56,6 +56,17 @@ def update_rules(home: Path | None = None) -> Iterator[list[dict[str, Any]]]:
             from ..state import last_good_path
 
             write_json_atomic(p, rules, keep_last=last_good_path(p, home))
+            _drop_kept_lists(home)
+
+
+def _drop_kept_lists(home: Path | None) -> None:
+    """What ``s3 list rules`` kept of the rules before (``cli/list_cache.py``): stale now, and a rule forgotten
+    here must not stay on disk there."""
+    import os
+
+    for json_out in (False, True):
+        with contextlib.suppress(OSError):
+            os.unlink(paths.list_output_path("rules", json_out, home))
 
 
 def find_similar(rules: list[dict[str, Any]], trigger: str, content: str) -> dict[str, Any] | None:

@@ -36,6 +36,7 @@ import json
 import os
 
 from .. import paths
+from ..file_stamp import RACY_NS  # a stamp this recent may hide a change made in the same clock tick
 
 TYPE_CHECKING = False  # typing costs a few ms to import: annotations only
 if TYPE_CHECKING:
@@ -50,7 +51,6 @@ MAX_FILES = 1000  # files of one folder indexed (a team memory is small; more is
 MAX_BYTES = 16_000  # of one file
 MAX_TEXT = 4000  # characters of an item's text
 MAX_EVIDENCE = 10
-RACY_NS = 2_000_000_000  # a stamp this recent may hide a change made in the same clock tick: look again
 LIST_FIELDS = ("evidence",)
 
 
