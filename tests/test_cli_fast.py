@@ -523,3 +523,21 @@ def test_list_key_follows_the_code_that_prints(tmp_path: Path, monkeypatch: pyte
         before = list_cache.key(src)
     (lib / list_cache.CODE[0]).unlink()
     assert list_cache.key(src) is None
+
+
+def test_list_keeps_nothing_while_a_writer_holds_the_rules(plain_rules: dict[str, str]) -> None:
+    """A writer removes what is kept once it is done, under the rules' lock: a list meanwhile keeps nothing
+    (else a list that read the old file could keep it after the writer's removal)."""
+    import os
+
+    from sophia import paths
+    from sophia.locking import lock_path_for, try_flock
+
+    fd = try_flock(lock_path_for(paths.rules_path(Path(plain_rules["SOPHIA_HOME"]))))
+    assert fd is not None
+    try:
+        r = run_s3(["list", "rules"], plain_rules)
+        assert r.returncode == 0 and "## Rules: 3" in r.stdout and not _kept(plain_rules).exists()
+    finally:
+        os.close(fd)
+    assert run_s3(["list", "rules"], plain_rules).stdout == r.stdout and _kept(plain_rules).is_file()

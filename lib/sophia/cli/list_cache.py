@@ -6,8 +6,8 @@ the stamp of the rules file and the stamps of the modules that make the output (
 key is the same prints the kept output; any other key (the file replaced by a writer or edited by hand, the kit
 upgraded or edited) lists from the file as before and keeps that output instead. Nothing is kept while the file
 is within ``file_stamp.RACY_NS`` of its last change, nor an output rich would print otherwise (see
-``plain.print_lines``), and the rules' writers remove what is kept (``memory.rules.update_rules``): a forgotten
-rule does not stay on disk here. Standard library only.
+``plain.print_lines``), and the rules' writer removes what is kept (``memory.rules.update_rules``, under the
+rules' lock, which the keeping takes too): a forgotten rule does not stay on disk here. Standard library only.
 """
 
 from __future__ import annotations
@@ -45,14 +45,24 @@ def read(home: Path, word: str, json_out: bool, want: str) -> str | None:
 
 def keep(home: Path, word: str, json_out: bool, made_under: str, source: Path, text: str) -> None:
     """Keep ``text``, made from ``source`` while its key was ``made_under``, unless the file changed meanwhile or
-    too recently to be told from a change in the same clock tick. Never raises: a list never fails on its cache."""
-    if key(source) != made_under or racy([stamp(source)]):
-        return
+    too recently to be told from a change in the same clock tick. Done under the source's write lock, taken
+    without waiting (a writer holding it removes what is kept when it is done: nothing is kept then), so a
+    writer's removal never comes before a keeping of the file it replaced. Never raises: a list never fails
+    on its cache."""
+    import os
+
     from ..atomic import write_bytes_atomic
+    from ..locking import lock_path_for, try_flock
 
     try:
-        write_bytes_atomic(paths.list_output_path(word, json_out, home), (made_under + "\n" + text).encode("utf-8"),
-                           durable=False)
+        fd = try_flock(lock_path_for(source))
+        if fd is None:
+            return
+        try:
+            if key(source) == made_under and not racy([stamp(source)]):
+                write_bytes_atomic(paths.list_output_path(word, json_out, home),
+                                   (made_under + "\n" + text).encode("utf-8"), durable=False)
+        finally:
+            os.close(fd)
     except Exception:  # noqa: BLE001 - a read-only or full home: the next list reads the file again
         return
-
