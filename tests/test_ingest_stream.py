@@ -4,13 +4,18 @@ the kept file and the index match what the whole-file merge made, a bad line wri
 from __future__ import annotations
 
 import json
+import os
 import random
+import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from conftest import LIB, stop_embedding_services
 from sophia.index import db
 from sophia.index.conversations import conversation_path, read_conversation
 from sophia.ingest.core import ingest_file, turn_items
@@ -35,32 +40,47 @@ def _write_jsonl(path: Path, n: int, seed: int = 7) -> None:
                                  "timestamp": f"2024-01-{1 + conv % 28:02d}T10:{pos % 60:02d}:00Z"}) + "\n")
 
 
-def test_ingest_memory_does_not_grow_with_the_file(tmp_path: Path, s3_env: dict[str, str]) -> None:
-    """40,000 turns peak within 25 MiB of 2,000 turns (the whole-file ingest grew ~2.9 KB a turn: +110 MiB
-    here, 2.9 GB at a million). Run in a fresh interpreter per size, so one's peak is not the other's."""
-    small, big = tmp_path / "small.jsonl", tmp_path / "big.jsonl"
-    _write_jsonl(small, 2_000)
-    _write_jsonl(big, 40_000)
+SIZES = {"small": 2_000, "big": 40_000}
+
+
+@pytest.fixture(scope="module")
+def ingested(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """``s3 ingest`` of 2,000 and of 40,000 turns, each into its own home and in a fresh interpreter, whose
+    peak is taken (so one's peak is not the other's): made once for this file, read by the tests below
+    (the forgetting test forgets from copies of these homes)."""
+    root = tmp_path_factory.mktemp("ingested")
+    env = {k: v for k, v in os.environ.items() if k != "SOPHIA_HOOK_GUARD"}
+    env.update(HOME=str(root), PYTHONPATH=str(LIB), SOPHIA_RECALL_SEMANTIC="0")
     code = ("import os, resource, subprocess, sys; p = subprocess.run([sys.executable, '-m', 'sophia.cli.entry', "
             "'ingest', sys.argv[1], '--json'], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True); "
             "sys.stderr.write(p.stderr); print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); "
             "sys.exit(p.returncode)")
-    peaks = {}
-    errs = {}
-    for name, f in (("small", small), ("big", big)):
-        env = dict(s3_env, SOPHIA_HOME=str(tmp_path / f"home-{name}"))
-        p = subprocess.run([sys.executable, "-c", code, str(f)], env=env, capture_output=True, text=True,
-                           timeout=120)
+    out: dict[str, Any] = {"peaks": {}, "errs": {}, "homes": {}}
+    for name, n in SIZES.items():
+        f = root / f"{name}.jsonl"
+        _write_jsonl(f, n)
+        home = root / f"home-{name}"
+        p = subprocess.run([sys.executable, "-c", code, str(f)], env=dict(env, SOPHIA_HOME=str(home)),
+                           capture_output=True, text=True, timeout=120)
         assert p.returncode == 0, p.stderr
-        peaks[name] = int(p.stdout.strip()) / 1024
-        errs[name] = p.stderr
+        out["peaks"][name] = int(p.stdout.strip()) / 1024
+        out["errs"][name] = p.stderr
+        out["homes"][name] = home
+    yield out
+    stop_embedding_services(root)
+
+
+def test_ingest_memory_does_not_grow_with_the_file(ingested: dict[str, Any]) -> None:
+    """40,000 turns peak within 25 MiB of 2,000 turns (the whole-file ingest grew ~2.9 KB a turn: +110 MiB
+    here, 2.9 GB at a million)."""
+    peaks, errs = ingested["peaks"], ingested["errs"]
     assert peaks["big"] - peaks["small"] < 25, peaks
     # progress on a non-terminal stderr: a line at each tenth of a big ingest, none for a small one
     lines = [ln for ln in errs["big"].splitlines() if ln.startswith("s3 ingest: ")]
     assert len(lines) == 10 and lines[0] == "s3 ingest: 10% (big: reading)", errs["big"]
     assert lines[-1] == "s3 ingest: 100% (big: indexing)", errs["big"]
     assert "s3 ingest: " not in errs["small"]
-    conn = db.connect(tmp_path / "home-big")
+    conn = db.connect(ingested["homes"]["big"])
     try:
         assert conn.execute("SELECT count(*) FROM items WHERE type = 'turn'").fetchone()[0] == 40_000
     finally:
@@ -183,7 +203,8 @@ def test_the_staging_file_of_a_killed_ingest_is_swept_by_the_next(tmp_path: Path
     assert len(read_conversation(conversation_path("small", tmp_path / "home"))) == 50
 
 
-def test_forgetting_a_whole_source_does_not_load_it(tmp_path: Path, s3_env: dict[str, str]) -> None:
+def test_forgetting_a_whole_source_does_not_load_it(tmp_path: Path, s3_env: dict[str, str],
+                                                   ingested: dict[str, Any]) -> None:
     """`s3 forget --source` of 40,000 turns peaks within 25 MiB of 2,000 (it held every removed turn:
     ~2 KB each, 2 GB at a million), and leaves neither file nor index row."""
     code = ("import resource, subprocess, sys; p = subprocess.run([sys.executable, '-m', 'sophia.cli.entry', "
@@ -191,18 +212,21 @@ def test_forgetting_a_whole_source_does_not_load_it(tmp_path: Path, s3_env: dict
             "sys.stderr.write(p.stderr + p.stdout); print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); "
             "sys.exit(p.returncode)")
     peaks = {}
-    for name, n in (("small", 2_000), ("big", 40_000)):
-        src = tmp_path / f"{name}.jsonl"
-        _write_jsonl(src, n)
-        env = dict(s3_env, SOPHIA_HOME=str(tmp_path / f"home-{name}"))
-        subprocess.run([sys.executable, "-m", "sophia.cli.entry", "ingest", str(src), "--json"], env=env,
-                       check=True, capture_output=True, timeout=300)
+    for name, n in SIZES.items():
+        home = tmp_path / f"home-{name}"
+        shutil.copytree(ingested["homes"][name], home, symlinks=True)  # what `s3 ingest` of n turns left
+        conn = db.connect(home)
+        try:
+            assert conn.execute("SELECT count(*) FROM items WHERE type = 'turn'").fetchone()[0] == n
+        finally:
+            conn.close()
+        env = dict(s3_env, SOPHIA_HOME=str(home))
         p = subprocess.run([sys.executable, "-c", code, name], env=env, capture_output=True, text=True, timeout=300)
         assert p.returncode == 0, p.stderr
         assert f'"turns_removed": {n}' in p.stderr.replace("\n", " ") or f'"turns_removed":{n}' in p.stderr, p.stderr
         peaks[name] = int(p.stdout.strip()) / 1024
-        assert not conversation_path(name, tmp_path / f"home-{name}").exists()
-        conn = db.connect(tmp_path / f"home-{name}")
+        assert not conversation_path(name, home).exists()
+        conn = db.connect(home)
         try:
             assert conn.execute("SELECT count(*) FROM items WHERE type = 'turn'").fetchone()[0] == 0
         finally:
