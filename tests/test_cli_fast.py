@@ -4,14 +4,18 @@ and exit codes as the typer commands, and neither typer, rich nor pydantic impor
 from __future__ import annotations
 
 import json
+import os
 import random
+import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.conftest import run_s3
+from tests.conftest import LIB, run_s3, stop_embedding_services
 
 from sophia.cli import plain
 
@@ -30,13 +34,34 @@ def via_typer(args: list[str], env: dict[str, str]) -> subprocess.CompletedProce
                           timeout=120)
 
 
-@pytest.fixture
-def filled(s3_env: dict[str, str]) -> dict[str, str]:
-    assert run_s3(["init"], s3_env).returncode == 0
+@pytest.fixture(scope="module")
+def filled_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A home that ``s3 init`` and ``s3 learn`` filled, made once for this file by the real CLI: each test
+    works on its own copy of it (``filled``), so none sees another's changes."""
+    root = tmp_path_factory.mktemp("filled")
+    env = {k: v for k, v in os.environ.items() if k != "SOPHIA_HOOK_GUARD"}
+    env.update(HOME=str(root), SOPHIA_HOME=str(root / ".sophia"), PYTHONPATH=str(LIB))
+    assert run_s3(["init"], env).returncode == 0
     for t in TEXTS:
-        assert run_s3(["learn", t], s3_env).returncode == 0
-    assert run_s3(["learn", "--domain", "docker", "restart the daemon"], s3_env).returncode == 0
+        assert run_s3(["learn", t], env).returncode == 0
+    assert run_s3(["learn", "--domain", "docker", "restart the daemon"], env).returncode == 0
+    yield root / ".sophia"
+    stop_embedding_services(root)
+
+
+@pytest.fixture
+def filled(s3_env: dict[str, str], filled_home: Path) -> dict[str, str]:
+    shutil.copytree(filled_home, s3_env["SOPHIA_HOME"], symlinks=True)
     return s3_env
+
+
+def _both(cases: list[list[str]], env: dict[str, str]
+          ) -> list[tuple[subprocess.CompletedProcess[str], subprocess.CompletedProcess[str]]]:
+    """(the fast path's answer, typer's) to each of ``cases``, four processes at a time (they only read the
+    home, or record the same status stamp under its lock): one process after another leaves a core idle."""
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        runs = [(pool.submit(run_s3, args, env), pool.submit(via_typer, args, env)) for args in cases]
+        return [(fast.result(), ref.result()) for fast, ref in runs]
 
 
 CASES = [["version"], ["version", "--json"], ["list", "rules"], ["list", "rules", "--json"],
@@ -47,8 +72,7 @@ CASES = [["version"], ["version", "--json"], ["list", "rules"], ["list", "rules"
 
 
 def test_same_as_typer(filled: dict[str, str]) -> None:
-    for args in CASES:
-        fast, ref = run_s3(args, filled), via_typer(args, filled)
+    for args, (fast, ref) in zip(CASES, _both(CASES, filled), strict=True):
         assert (fast.returncode, fast.stdout, fast.stderr) == (ref.returncode, ref.stdout, ref.stderr), args
 
 
@@ -73,8 +97,8 @@ def test_unreadable_store_is_said_by_typer(filled: dict[str, str]) -> None:
 
     home = Path(filled["SOPHIA_HOME"])
     paths.rules_path(home).write_text("{not json")
-    for args in (["list", "rules"], ["list", "rules", "--json"]):
-        fast, ref = run_s3(args, filled), via_typer(args, filled)
+    cases = [["list", "rules"], ["list", "rules", "--json"]]
+    for fast, ref in _both(cases, filled):
         assert fast.returncode == ref.returncode != 0
         assert fast.stdout == ref.stdout == "" and fast.stderr == ref.stderr and "s3: error:" in fast.stderr
 
@@ -137,8 +161,7 @@ def _imported(args: list[str], env: dict[str, str]) -> subprocess.CompletedProce
 
 def test_status_same_as_typer(filled: dict[str, str]) -> None:
     _stamped(filled)
-    for args in STATUS_CASES:
-        fast, ref = run_s3(args, filled), via_typer(args, filled)
+    for args, (fast, ref) in zip(STATUS_CASES, _both(STATUS_CASES, filled), strict=True):
         assert (fast.returncode, fast.stdout, fast.stderr) == (ref.returncode, ref.stdout, ref.stderr), args
     for args in (["status"], ["status", "--json"]):
         r = _imported(args, filled)
@@ -159,8 +182,8 @@ def test_status_with_capabilities_gaps_and_episodes_same_as_typer(filled: dict[s
     dumped = SelfModel.model_validate(sm).model_dump(mode="json")
     paths.self_model_path(home).write_text(json.dumps(dumped, indent=2))
     _stamped(filled)
-    for args in (["status"], ["status", "--json"]):
-        fast, ref = run_s3(args, filled), via_typer(args, filled)
+    cases = [["status"], ["status", "--json"]]
+    for args, (fast, ref) in zip(cases, _both(cases, filled), strict=True):
         assert (fast.returncode, fast.stdout, fast.stderr) == (ref.returncode, ref.stdout, ref.stderr), args
     assert _imported(["status", "--json"], filled).stderr.split() == []
     assert "typer" in _imported(["status"], filled).stderr.split()  # the table: drawn by rich through typer
@@ -174,8 +197,7 @@ def test_status_checks_a_changed_state_file_again(filled: dict[str, str]) -> Non
     rules = json.loads(paths.rules_path(home).read_text())
     rules[2]["confidence"] = 5  # parses, but not as a rule
     paths.rules_path(home).write_text(json.dumps(rules))
-    for args in (["status"], ["status", "--json"]):
-        fast, ref = run_s3(args, filled), via_typer(args, filled)
+    for fast, ref in _both([["status"], ["status", "--json"]], filled):
         assert fast.returncode == ref.returncode == 1 and "rule #2" in fast.stderr
         assert (fast.stdout, fast.stderr) == (ref.stdout, ref.stderr) == ("", ref.stderr)
     del rules[2]
@@ -200,7 +222,7 @@ def test_status_trusts_no_file_written_just_now(filled: dict[str, str]) -> None:
 def test_status_to_a_forced_terminal_goes_through_rich(filled: dict[str, str]) -> None:
     _stamped(filled)
     env = {**filled, "FORCE_COLOR": "1"}
-    fast, ref = run_s3(["status"], env), via_typer(["status"], env)
+    [(fast, ref)] = _both([["status"]], env)
     assert fast.returncode == 0 and (fast.stdout, fast.stderr) == (ref.stdout, ref.stderr)
     assert "\x1b[1m" in fast.stdout  # the headers bold, as rich prints them to a terminal
 
@@ -225,14 +247,19 @@ def _turn(home: Path, prompt: str = "thanks, now the tests") -> None:
 TURN_FILES = ("episodes/index.json", "user_models/default.json", "self_model.json")
 
 
-def _same(args: list[str], env: dict[str, str], why: object = None) -> subprocess.CompletedProcess[str]:
-    fast, ref = run_s3(args, env), via_typer(args, env)
-    if (fast.returncode, fast.stdout, fast.stderr) != (ref.returncode, ref.stdout, ref.stderr):
-        import difflib
+def _all_same(cases: list[list[str]], env: dict[str, str], why: object = None
+              ) -> list[subprocess.CompletedProcess[str]]:
+    """The fast path's answers to ``cases``, each checked to be typer's (code, stdout and stderr)."""
+    out = []
+    for args, (fast, ref) in zip(cases, _both(cases, env), strict=True):
+        if (fast.returncode, fast.stdout, fast.stderr) != (ref.returncode, ref.stdout, ref.stderr):
+            import difflib
 
-        diff = "".join(difflib.unified_diff(ref.stdout.splitlines(True), fast.stdout.splitlines(True), n=1))
-        raise AssertionError(f"{args} {why}: {fast.returncode} vs {ref.returncode}\n{diff}\n{fast.stderr}\n{ref.stderr}")
-    return fast
+            diff = "".join(difflib.unified_diff(ref.stdout.splitlines(True), fast.stdout.splitlines(True), n=1))
+            raise AssertionError(f"{args} {why}: {fast.returncode} vs {ref.returncode}\n{diff}\n{fast.stderr}\n"
+                                 f"{ref.stderr}")
+        out.append(fast)
+    return out
 
 
 def test_status_after_a_turn_without_typer_or_pydantic(filled: dict[str, str]) -> None:
@@ -248,9 +275,8 @@ def test_status_after_a_turn_without_typer_or_pydantic(filled: dict[str, str]) -
     after = json.loads(stamp.read_text())["files"]  # recorded: the next status checks nothing
     changed = {Path(p).name for p in after if after[p] != before[p]}
     assert changed == {"index.json", "default.json", "self_model.json"}
-    out = _same(["status"], filled).stdout
+    out = _all_same([["status"], ["status", "--json"]], filled)[0].stdout
     assert "(4 tools, 1 heuristics)" in out and "- Total episodes: 1\n" in out
-    _same(["status", "--json"], filled)
 
 
 # a hand edit after a kit write: (file, change, is it still valid?); the invalid ones are named by the typer path
@@ -284,8 +310,7 @@ def test_status_catches_a_hand_edit_after_a_kit_write(filled: dict[str, str]) ->
         data = json.loads((home / name).read_text())
         change(data)
         (home / name).write_text(json.dumps(data, indent=2))
-        for args in (["status"], ["status", "--json"]):
-            r = _same(args, filled, data)
+        for r in _all_same([["status"], ["status", "--json"]], filled, data):
             assert (r.returncode == 0) is valid, (name, r.stderr)
             if not valid:
                 assert r.stdout == "" and name in r.stderr, (name, r.stderr)
