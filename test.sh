@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run every test of the kit. Installs what a fresh machine lacks, then runs the lint gates
 # (ruff, mypy, shellcheck), pytest (unit, integration, end-to-end with the real claude and codex clients)
-# and bats (hooks, install/uninstall). Usage: ./test.sh [pytest args...]
+# and bats (hooks, install/uninstall); mypy and bats run beside pytest. Usage: ./test.sh [pytest args...]
 #   SOPHIA_TEST_SKIP_INSTALL=1  use what is installed, install nothing
 set -euo pipefail
 umask 022
@@ -79,19 +79,50 @@ export SOPHIA_TEST_CLAUDE=$CACHE/node/node_modules/.bin/claude
 export SOPHIA_TEST_CODEX=$CACHE/node/node_modules/.bin/codex
 export SOPHIA_TEST_VENV=$VENV
 
+# mypy (a minute from a fresh clone) and bats (six minutes) run beside pytest, whose processes leave a core
+# idle most of the time: each in a process group of its own, its output kept in a file and printed after
+# pytest's. Each has its own temp homes and processes (none that pytest's orphan guard or bats' cleanup sees).
+declare -A beside_pid=() beside_log=()
+beside() {
+  local name=$1
+  shift
+  beside_log[$name]=$(mktemp "${TMPDIR:-/tmp}/sophia-test-$name.XXXXXX")
+  setsid "$@" >"${beside_log[$name]}" 2>&1 </dev/null &
+  beside_pid[$name]=$!
+}
+# Waits for one started by beside, prints its output under the title $2; returns its exit status.
+report() {
+  local rc=0
+  say "$2"
+  wait "${beside_pid[$1]}" || rc=$?
+  cat "${beside_log[$1]}"
+  rm -f "${beside_log[$1]}"
+  unset "beside_pid[$1]" "beside_log[$1]"
+  return "$rc"
+}
+stop_beside() { # on an early exit (Ctrl-C, a failed lint): nothing started here outlives test.sh
+  local name
+  for name in "${!beside_pid[@]}"; do
+    kill -TERM -- "-${beside_pid[$name]}" 2>/dev/null || true
+    rm -f "${beside_log[$name]}"
+  done
+}
+trap stop_beside EXIT
+trap 'exit 130' INT  # Ctrl-C: pytest exits 2 on it, then this stops here (not waiting for bats)
+trap 'exit 143' TERM
+
 say "lint: ruff"
 ruff check lib tests bench
-say "lint: mypy"
-mypy
 say "lint: shellcheck"
 mapfile -t shells < <(git ls-files '*.sh' '*.bash' 'hooks/*' '.ci/*' | grep -vE '\.(json|md|py)$' || true)
 ((${#shells[@]})) && shellcheck -x "${shells[@]}"
 
-say "pytest"
-python -m pytest "$@"
-
-if compgen -G "tests/bats/*.bats" >/dev/null; then
-  say "bats"
-  bats tests/bats
-fi
+beside mypy mypy
+if compgen -G "tests/bats/*.bats" >/dev/null; then beside bats bats tests/bats; fi
+say "pytest (mypy and bats run beside it: their output follows pytest's)"
+failed=()
+python -m pytest "$@" || failed+=(pytest)
+report mypy "lint: mypy" || failed+=(mypy)
+if [[ -n ${beside_pid[bats]:-} ]]; then report bats bats || failed+=(bats); fi
+((${#failed[@]} == 0)) || die "failed: ${failed[*]}"
 say "all tests passed"
