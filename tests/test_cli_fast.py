@@ -34,18 +34,22 @@ def via_typer(args: list[str], env: dict[str, str]) -> subprocess.CompletedProce
                           timeout=120)
 
 
-@pytest.fixture(scope="module")
-def filled_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """A home that ``s3 init`` and ``s3 learn`` filled, made once for this file by the real CLI: each test
-    works on its own copy of it (``filled``), so none sees another's changes."""
-    root = tmp_path_factory.mktemp("filled")
+def _made_home(root: Path, learns: list[list[str]]) -> Path:
+    """A home under ``root`` that the real ``s3 init`` and these ``s3 learn``s made."""
     env = {k: v for k, v in os.environ.items() if k != "SOPHIA_HOOK_GUARD"}
     env.update(HOME=str(root), SOPHIA_HOME=str(root / ".sophia"), PYTHONPATH=str(LIB))
     assert run_s3(["init"], env).returncode == 0
-    for t in TEXTS:
-        assert run_s3(["learn", t], env).returncode == 0
-    assert run_s3(["learn", "--domain", "docker", "restart the daemon"], env).returncode == 0
-    yield root / ".sophia"
+    for args in learns:
+        assert run_s3(["learn", *args], env).returncode == 0
+    return root / ".sophia"
+
+
+@pytest.fixture(scope="module")
+def filled_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The home of ``filled``, made once for this file: each test works on its own copy of it, so none sees
+    another's changes."""
+    root = tmp_path_factory.mktemp("filled")
+    yield _made_home(root, [[t] for t in TEXTS] + [["--domain", "docker", "restart the daemon"]])
     stop_embedding_services(root)
 
 
@@ -58,7 +62,8 @@ def filled(s3_env: dict[str, str], filled_home: Path) -> dict[str, str]:
 def _both(cases: list[list[str]], env: dict[str, str]
           ) -> list[tuple[subprocess.CompletedProcess[str], subprocess.CompletedProcess[str]]]:
     """(the fast path's answer, typer's) to each of ``cases``, four processes at a time (they only read the
-    home, or record the same status stamp under its lock): one process after another leaves a core idle."""
+    home, or record the same status stamp or keep the same list under their locks): one process after another
+    leaves a core idle."""
     with ThreadPoolExecutor(max_workers=4) as pool:
         runs = [(pool.submit(run_s3, args, env), pool.submit(via_typer, args, env)) for args in cases]
         return [(fast.result(), ref.result()) for fast, ref in runs]
@@ -456,12 +461,18 @@ def test_schema_check_leaves_our_own_validators_to_pydantic() -> None:
 PLAIN = ["Use docker compose for services", "Run the tests with make check", "Pin the node version in CI"]
 
 
+@pytest.fixture(scope="module")
+def plain_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The home of ``plain_rules``, made once for this file (each test gets its own copy)."""
+    root = tmp_path_factory.mktemp("plain")
+    yield _made_home(root, [[t] for t in PLAIN])
+    stop_embedding_services(root)
+
+
 @pytest.fixture
-def plain_rules(s3_env: dict[str, str]) -> dict[str, str]:
+def plain_rules(s3_env: dict[str, str], plain_home: Path) -> dict[str, str]:
     """Rules whose lines rich prints as they are (the text output is kept), dated a minute back."""
-    assert run_s3(["init"], s3_env).returncode == 0
-    for t in PLAIN:
-        assert run_s3(["learn", t], s3_env).returncode == 0
+    shutil.copytree(plain_home, s3_env["SOPHIA_HOME"], symlinks=True)
     _settle(Path(s3_env["SOPHIA_HOME"]))
     return s3_env
 
