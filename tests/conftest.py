@@ -53,6 +53,38 @@ def sophia_home(isolated_home: Path) -> Path:
     return isolated_home / ".sophia"
 
 
+def made_home(root: Path, *commands: list[str]) -> Path:
+    """A state home under ``root`` that the real ``s3`` made: ``s3 init``, then ``commands`` (each asserted to
+    succeed). For a fixture of a wider scope, whose tests each get a copy (``copy_home``)."""
+    env = {k: v for k, v in os.environ.items() if k != "SOPHIA_HOOK_GUARD"}
+    env.update(HOME=str(root), SOPHIA_HOME=str(root / ".sophia"), PYTHONPATH=str(LIB))
+    for args in (["init"], *commands):
+        r = run_s3(args, env)
+        assert r.returncode == 0, (args, r.stderr)
+    return root / ".sophia"
+
+
+def copy_home(made: Path, env: dict[str, str]) -> dict[str, str]:
+    """``env`` (an ``s3_env``) whose home is a copy of ``made``: the test's own, as if its commands had made it."""
+    import shutil
+
+    shutil.copytree(made, env["SOPHIA_HOME"], symlinks=True)
+    return env
+
+
+@pytest.fixture(scope="session")
+def inited_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    root = tmp_path_factory.mktemp("inited")
+    yield made_home(root)
+    stop_embedding_services(root)
+
+
+@pytest.fixture
+def inited(s3_env: dict[str, str], inited_home: Path) -> dict[str, str]:
+    """``s3_env`` whose home ``s3 init`` made (a copy of one made once a session)."""
+    return copy_home(inited_home, s3_env)
+
+
 @pytest.fixture
 def s3_env(isolated_home: Path) -> dict[str, str]:
     """Environment for running the ``s3`` CLI / hooks as subprocesses."""

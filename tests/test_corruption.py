@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from conftest import run_s3
+from conftest import copy_home, made_home, run_s3, stop_embedding_services
 
 STATE_FILES = ["self_model.json", "config.json", "user_models/default.json", "episodes/index.json",
                "semantic_rules.json"]
@@ -45,9 +46,9 @@ def _assert_one_line_error(r, name: str) -> None:  # type: ignore[no-untyped-def
 
 
 @pytest.mark.parametrize(("rel", "kind"), CASES, ids=[f"{f}-{k}" for f, k in CASES])
-def test_corrupt_file_is_named_quarantined_and_restored(rel: str, kind: str, s3_env: dict[str, str],
+def test_corrupt_file_is_named_quarantined_and_restored(rel: str, kind: str, inited: dict[str, str],
                                                         sophia_home: Path) -> None:
-    assert run_s3(["init"], s3_env).returncode == 0
+    s3_env = inited
     target = sophia_home / rel
     bad = CORRUPTIONS[kind](target.read_bytes())
     target.write_bytes(bad)
@@ -102,9 +103,20 @@ def test_unexpected_error_is_one_line(s3_env: dict[str, str], sophia_home: Path)
     os.unlink(sophia_home)
 
 
+RULES = [f"rule number {i}: prefer {w}" for i, w in enumerate(["tabs", "pins", "locks", "tests", "logs"])]
+
+
+@pytest.fixture(scope="module")
+def learned_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A home where ``s3 init`` and ``s3 learn`` of RULES ran (once for this file; each test copies it)."""
+    root = tmp_path_factory.mktemp("learned")
+    yield made_home(root, *[["learn", r] for r in RULES])
+    stop_embedding_services(root)
+
+
 @pytest.mark.parametrize("damage", ["deleted", "truncated", "garbage", "empty", "wrong_schema"])
 def test_lost_or_broken_index_is_rebuilt_with_nothing_missing(damage: str, s3_env: dict[str, str],
-                                                              sophia_home: Path) -> None:
+                                                              sophia_home: Path, learned_home: Path) -> None:
     """index.db is derived: whatever happens to it, `s3 doctor --repair` rebuilds it from the files."""
     import sqlite3
     import sys
@@ -115,10 +127,8 @@ def test_lost_or_broken_index_is_rebuilt_with_nothing_missing(damage: str, s3_en
     from sophia.episode_store import upsert_episode
     from sophia.index.rebuild import rebuild
 
-    assert run_s3(["init"], s3_env).returncode == 0
+    copy_home(learned_home, s3_env)
     for i in range(5):
-        assert run_s3(["learn", f"rule number {i}: prefer {['tabs', 'pins', 'locks', 'tests', 'logs'][i]}"],
-                      s3_env).returncode == 0
         upsert_episode({"id": f"ep_{i}", "session_id": f"s{i}", "started_at": "2025-01-01T00:00:00Z",
                         "ended_at": "2025-01-01T00:10:00Z", "goal_summary": f"task {i} about caching"})
     rebuild()
