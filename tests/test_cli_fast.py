@@ -4,9 +4,7 @@ and exit codes as the typer commands, and neither typer, rich nor pydantic impor
 from __future__ import annotations
 
 import json
-import os
 import random
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -15,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.conftest import LIB, run_s3, stop_embedding_services
+from tests.conftest import copy_home, made_home, run_s3, stop_embedding_services
 
 from sophia.cli import plain
 
@@ -34,29 +32,18 @@ def via_typer(args: list[str], env: dict[str, str]) -> subprocess.CompletedProce
                           timeout=120)
 
 
-def _made_home(root: Path, learns: list[list[str]]) -> Path:
-    """A home under ``root`` that the real ``s3 init`` and these ``s3 learn``s made."""
-    env = {k: v for k, v in os.environ.items() if k != "SOPHIA_HOOK_GUARD"}
-    env.update(HOME=str(root), SOPHIA_HOME=str(root / ".sophia"), PYTHONPATH=str(LIB))
-    assert run_s3(["init"], env).returncode == 0
-    for args in learns:
-        assert run_s3(["learn", *args], env).returncode == 0
-    return root / ".sophia"
-
-
 @pytest.fixture(scope="module")
 def filled_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """The home of ``filled``, made once for this file: each test works on its own copy of it, so none sees
     another's changes."""
     root = tmp_path_factory.mktemp("filled")
-    yield _made_home(root, [[t] for t in TEXTS] + [["--domain", "docker", "restart the daemon"]])
+    yield made_home(root, *[["learn", t] for t in TEXTS], ["learn", "--domain", "docker", "restart the daemon"])
     stop_embedding_services(root)
 
 
 @pytest.fixture
 def filled(s3_env: dict[str, str], filled_home: Path) -> dict[str, str]:
-    shutil.copytree(filled_home, s3_env["SOPHIA_HOME"], symlinks=True)
-    return s3_env
+    return copy_home(filled_home, s3_env)
 
 
 def _both(cases: list[list[str]], env: dict[str, str]
@@ -465,14 +452,14 @@ PLAIN = ["Use docker compose for services", "Run the tests with make check", "Pi
 def plain_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """The home of ``plain_rules``, made once for this file (each test gets its own copy)."""
     root = tmp_path_factory.mktemp("plain")
-    yield _made_home(root, [[t] for t in PLAIN])
+    yield made_home(root, *[["learn", t] for t in PLAIN])
     stop_embedding_services(root)
 
 
 @pytest.fixture
 def plain_rules(s3_env: dict[str, str], plain_home: Path) -> dict[str, str]:
     """Rules whose lines rich prints as they are (the text output is kept), dated a minute back."""
-    shutil.copytree(plain_home, s3_env["SOPHIA_HOME"], symlinks=True)
+    copy_home(plain_home, s3_env)
     _settle(Path(s3_env["SOPHIA_HOME"]))
     return s3_env
 
