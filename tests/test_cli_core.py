@@ -76,13 +76,15 @@ def _usage_cases(tmp: Path) -> list[tuple[list[str], str | None]]:
     ]
 
 
-def test_bad_input_exits_2_everywhere(s3_env: dict[str, str], tmp_path: Path) -> None:
-    assert run_s3(["init"], s3_env).returncode == 0
-    wrong = []
-    for args, stdin in _usage_cases(tmp_path):
-        r = run_s3(args, {**s3_env, "SOPHIA_RECALL_SEMANTIC": "0"}, input=stdin)
-        if r.returncode != 2 or "Traceback" in r.stderr or not r.stderr.strip():
-            wrong.append((args, r.returncode, r.stderr[-200:]))
+def test_bad_input_exits_2_everywhere(inited: dict[str, str], tmp_path: Path) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    env = {**inited, "SOPHIA_RECALL_SEMANTIC": "0"}
+    cases = _usage_cases(tmp_path)
+    with ThreadPoolExecutor(max_workers=3) as pool:  # each refuses its input before it would write anything
+        runs = list(pool.map(lambda case: run_s3(case[0], env, input=case[1]), cases))
+    wrong = [(args, r.returncode, r.stderr[-200:]) for (args, _), r in zip(cases, runs, strict=True)
+             if r.returncode != 2 or "Traceback" in r.stderr or not r.stderr.strip()]
     assert not wrong, wrong
 
 
