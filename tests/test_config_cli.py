@@ -15,8 +15,8 @@ def config(home: Path) -> dict:
     return json.loads((home / "config.json").read_text())
 
 
+@pytest.mark.usefixtures("inited")
 def test_set_learning_enabled_and_read_it_back(s3_env: dict[str, str], sophia_home: Path) -> None:
-    run_s3(["init"], s3_env)
     before = config(sophia_home)
     r = run_s3(["config", "set", "learning_enabled", "true"], s3_env)
     assert r.returncode == 0, r.stderr
@@ -30,8 +30,8 @@ def test_set_learning_enabled_and_read_it_back(s3_env: dict[str, str], sophia_ho
     assert got["value"] is True and got["set"] is True and got["default"] is False
 
 
+@pytest.mark.usefixtures("inited")
 def test_a_bad_value_exits_2_with_one_line_and_writes_nothing(s3_env: dict[str, str], sophia_home: Path) -> None:
-    run_s3(["init"], s3_env)
     before = (sophia_home / "config.json").read_bytes()
     r = run_s3(["config", "set", "learning_daily_max_usd", "lots"], s3_env)
     assert r.returncode == 2
@@ -55,9 +55,9 @@ def test_a_bad_value_exits_2_with_one_line_and_writes_nothing(s3_env: dict[str, 
     ("guardian.deny", '["^terraform destroy"]', ["^terraform destroy"]),
     ("learning_model", "sonnet", "sonnet"),
 ])
+@pytest.mark.usefixtures("inited")
 def test_set_each_kind_of_value(key: str, value: str, want: object, s3_env: dict[str, str],
                                 sophia_home: Path) -> None:
-    run_s3(["init"], s3_env)
     r = run_s3(["config", "set", key, value, "--json"], s3_env)
     assert r.returncode == 0, r.stderr and json.loads(r.stdout) == {"key": key, "value": want}
     section, _, name = key.rpartition(".")
@@ -65,8 +65,8 @@ def test_set_each_kind_of_value(key: str, value: str, want: object, s3_env: dict
     assert (cfg[section][name] if section else cfg[name]) == want
 
 
+@pytest.mark.usefixtures("inited")
 def test_unset_list_and_unknown_keys(s3_env: dict[str, str], sophia_home: Path) -> None:
-    run_s3(["init"], s3_env)
     run_s3(["config", "set", "guardian.mode", "warn"], s3_env)
     rows = {r["key"]: r for r in json.loads(run_s3(["config", "list", "--json"], s3_env).stdout)}
     assert set(rows) == set(config_defaults.BY_KEY)

@@ -38,8 +38,8 @@ def text_of(result: Any) -> str:
     return "\n".join(c.text for c in result.content if getattr(c, "type", "") == "text")
 
 
+@pytest.mark.usefixtures("inited")
 def test_lists_five_tools_with_schemas_and_annotations(s3_env: dict[str, str]) -> None:
-    run_s3(["init"], s3_env)
 
     async def body(s: Any) -> Any:
         return (await s.list_tools()).tools
@@ -58,8 +58,8 @@ def test_lists_five_tools_with_schemas_and_annotations(s3_env: dict[str, str]) -
     assert set(tools["search"].inputSchema["properties"]) == {"query", "project", "kinds", "as_of", "known_at", "limit"}
 
 
+@pytest.mark.usefixtures("inited")
 def test_remember_search_get_forget_and_recall_agree(s3_env: dict[str, str], tmp_path: Path) -> None:
-    run_s3(["init"], s3_env)
     project = tmp_path / "repo"
     project.mkdir()
     lesson = "Run the flaky integration suite with --reruns 2 before blaming the network"
@@ -91,8 +91,8 @@ def test_remember_search_get_forget_and_recall_agree(s3_env: dict[str, str], tmp
     assert r.returncode == 0 and json.loads(r.stdout)["results"] == []
 
 
+@pytest.mark.usefixtures("inited")
 def test_search_gives_what_s3_recall_gives(s3_env: dict[str, str]) -> None:
-    run_s3(["init"], s3_env)
     for lesson in ("Pin the Docker base image by digest, tags move", "Docker builds cache layers by instruction order",
                    "Use uv to create virtualenvs quickly"):
         assert run_s3(["learn", lesson], s3_env).returncode == 0
@@ -106,8 +106,8 @@ def test_search_gives_what_s3_recall_gives(s3_env: dict[str, str]) -> None:
     assert [float(ln.split(" rel ")[1].split()[0]) for ln in lines] == [round(r["relevance"], 2) for r in recall]
 
 
+@pytest.mark.usefixtures("inited")
 def test_bad_arguments_are_mcp_errors_and_the_server_goes_on(s3_env: dict[str, str]) -> None:
-    run_s3(["init"], s3_env)
 
     async def body(s: Any) -> list[Any]:
         return [await s.call_tool("search", {"query": "x", "limit": 0}),
@@ -130,9 +130,9 @@ def test_bad_arguments_are_mcp_errors_and_the_server_goes_on(s3_env: dict[str, s
     assert not good.isError and "every project" in text_of(good)
 
 
+@pytest.mark.usefixtures("inited")
 def test_remember_redacts_and_merges_facts(s3_env: dict[str, str], sophia_home: Path, tmp_path: Path,
                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    run_s3(["init"], s3_env)
     from sophia.cli import mcp_tools
 
     proj = str(tmp_path)
@@ -152,16 +152,16 @@ def test_remember_redacts_and_merges_facts(s3_env: dict[str, str], sophia_home: 
     assert f"(project {proj})" in mcp_tools.call("remember", {"text": "Tabs, never spaces, in Makefiles"})
 
 
+@pytest.mark.usefixtures("inited")
 def test_remember_redacts_secrets(s3_env: dict[str, str], sophia_home: Path) -> None:
-    run_s3(["init"], s3_env)
     from sophia.cli import mcp_tools
 
     mcp_tools.call("remember", {"text": "Deploy with API_KEY=supersecretvalue123 exported", "project": "global"})
     assert "supersecretvalue123" not in (sophia_home / "semantic_rules.json").read_text()
 
 
+@pytest.mark.usefixtures("inited")
 def test_timeline_around_an_id_and_a_date(s3_env: dict[str, str], sophia_home: Path) -> None:
-    run_s3(["init"], s3_env)
     from sophia.cli import mcp_tools
     from sophia.index import db, store
     from sophia.kinds import make_item

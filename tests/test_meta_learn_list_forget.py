@@ -7,12 +7,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from conftest import LIB, run_s3
 from metahelp import items, rules, standard_episodes
 
 
+@pytest.mark.usefixtures("inited")
 def test_learn_seed_output_and_list(s3_env: dict[str, str]) -> None:
-    run_s3(["init"], s3_env)
     r = run_s3(["learn", "Always run database migrations in a transaction so they can be rolled back",
                 "--domain", "Database"], s3_env)
     assert r.returncode == 0, r.stderr
@@ -29,8 +31,8 @@ def test_learn_seed_output_and_list(s3_env: dict[str, str]) -> None:
     assert out["status"] == "merged" and out["total_rules"] == 1 and out["rule"]["validation_count"] == 1
 
 
+@pytest.mark.usefixtures("inited")
 def test_learn_redacts_and_rejects_empty(s3_env: dict[str, str], sophia_home: Path) -> None:
-    run_s3(["init"], s3_env)
     run_s3(["learn", "Deploy with API_KEY=supersecretvalue123 exported"], s3_env)
     assert "supersecretvalue123" not in (sophia_home / "semantic_rules.json").read_text()
     r = run_s3(["learn", "   "], s3_env)
@@ -42,9 +44,9 @@ def test_learn_before_init_says_what_to_do(s3_env: dict[str, str]) -> None:
     assert r.returncode == 1 and "s3 init" in r.stderr
 
 
+@pytest.mark.usefixtures("inited")
 def test_concurrent_learns_keep_every_rule(s3_env: dict[str, str], sophia_home: Path) -> None:
     """8 processes x 25 learns under the lock: exactly 200 rules, the file always valid JSON."""
-    run_s3(["init"], s3_env)
     code = (
         "import sys, random\n"
         f"sys.path.insert(0, {str(LIB)!r})\n"
@@ -60,8 +62,8 @@ def test_concurrent_learns_keep_every_rule(s3_env: dict[str, str], sophia_home: 
     assert len(rs) == 200 and len({r["id"] for r in rs}) == 200
 
 
+@pytest.mark.usefixtures("inited")
 def test_list_kinds(s3_env: dict[str, str], sophia_home: Path) -> None:
-    run_s3(["init"], s3_env)
     standard_episodes(sophia_home)
     ext = {"atomic_facts": [{"fact": "The user uses vim"}], "foresight": [
         {"description": "User on holiday", "start_time": "2026-01-01", "end_time": "2026-01-10"}],
@@ -81,8 +83,8 @@ def test_list_kinds(s3_env: dict[str, str], sophia_home: Path) -> None:
     assert r.returncode == 2 and "unknown kind" in r.stderr
 
 
+@pytest.mark.usefixtures("inited")
 def test_forget_each_kind(s3_env: dict[str, str], sophia_home: Path) -> None:
-    run_s3(["init"], s3_env)
     standard_episodes(sophia_home)
     rid = json.loads(run_s3(["learn", "Pin base images", "--json"], s3_env).stdout)["rule"]["id"]
     ext = {"atomic_facts": [{"fact": "The user uses vim"}, {"fact": "The user uses tmux"}],
@@ -111,9 +113,9 @@ def test_forget_each_kind(s3_env: dict[str, str], sophia_home: Path) -> None:
 # ---- issue 13.6: the domain guess names a real topic, and a rule's text has a cap
 
 
+@pytest.mark.usefixtures("inited")
 def test_learn_without_domain_guesses_a_real_topic_or_general(s3_env: dict[str, str]) -> None:
     """Not the stemmed first word ("Alway", "Instead", "Broken") but a named technology or topic."""
-    run_s3(["init"], s3_env)
     cases = {
         "Always rebase feature branches with git before opening a pull request": "Git",
         "Instead of sleeping in tests, wait for the condition with a timeout": "Testing",
@@ -152,10 +154,10 @@ def test_domain_guess_is_a_vocabulary_name_or_general() -> None:
     assert guess_domain("Node.js streams need backpressure") == "JavaScript"
 
 
+@pytest.mark.usefixtures("inited")
 def test_learn_caps_the_insight_and_domain(s3_env: dict[str, str], sophia_home: Path) -> None:
     from sophia.kinds import MAX_DOMAIN_CHARS, MAX_RULE_CHARS
 
-    run_s3(["init"], s3_env)
     huge = "Always keep the build green. " * 4000  # ~115 KB, as in the issue
     r = run_s3(["learn", huge], s3_env)
     assert r.returncode == 2 and f"at most {MAX_RULE_CHARS:,} characters" in r.stderr, r.stderr
@@ -169,10 +171,10 @@ def test_learn_caps_the_insight_and_domain(s3_env: dict[str, str], sophia_home: 
     assert len(rules(sophia_home)[0]["rule_content"]) == MAX_RULE_CHARS
 
 
+@pytest.mark.usefixtures("inited")
 def test_apply_obeys_the_same_rule_cap(s3_env: dict[str, str], sophia_home: Path) -> None:
     from sophia.kinds import MAX_DOMAIN_CHARS, MAX_RULE_CHARS
 
-    run_s3(["init"], s3_env)
     long_rule = "r" * (MAX_RULE_CHARS + 1)
     cases = [
         ("reflection", {"heuristics": [{"trigger_concept": "Git", "rule_content": long_rule}]},
