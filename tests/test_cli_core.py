@@ -76,10 +76,11 @@ def _usage_cases(tmp: Path) -> list[tuple[list[str], str | None]]:
     ]
 
 
-def test_bad_input_exits_2_everywhere(inited: dict[str, str], tmp_path: Path) -> None:
+@pytest.mark.usefixtures("inited")
+def test_bad_input_exits_2_everywhere(s3_env: dict[str, str], tmp_path: Path) -> None:
     from concurrent.futures import ThreadPoolExecutor
 
-    env = {**inited, "SOPHIA_RECALL_SEMANTIC": "0"}
+    env = {**s3_env, "SOPHIA_RECALL_SEMANTIC": "0"}
     cases = _usage_cases(tmp_path)
     with ThreadPoolExecutor(max_workers=3) as pool:  # each refuses its input before it would write anything
         runs = list(pool.map(lambda case: run_s3(case[0], env, input=case[1]), cases))

@@ -46,9 +46,9 @@ def _assert_one_line_error(r, name: str) -> None:  # type: ignore[no-untyped-def
 
 
 @pytest.mark.parametrize(("rel", "kind"), CASES, ids=[f"{f}-{k}" for f, k in CASES])
-def test_corrupt_file_is_named_quarantined_and_restored(rel: str, kind: str, inited: dict[str, str],
+@pytest.mark.usefixtures("inited")
+def test_corrupt_file_is_named_quarantined_and_restored(rel: str, kind: str, s3_env: dict[str, str],
                                                         sophia_home: Path) -> None:
-    s3_env = inited
     target = sophia_home / rel
     bad = CORRUPTIONS[kind](target.read_bytes())
     target.write_bytes(bad)
