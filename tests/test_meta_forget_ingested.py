@@ -5,13 +5,15 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from conftest import ROOT, run_s3
+from conftest import LIB, ROOT, copy_home, made_home, run_s3, stop_embedding_services
 from metahelp import make_episode, seed_episodes
 
 
@@ -23,16 +25,27 @@ def _conversation(path: Path, topic: str, n: int = 6) -> Path:
     return path
 
 
-@pytest.fixture
-def ingested(s3_env: dict[str, str], tmp_path: Path) -> dict[str, Any]:
-    assert run_s3(["init"], s3_env).returncode == 0
+@pytest.fixture(scope="module")
+def ingested_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, dict[str, Any]]]:
+    """A home where ``s3 init`` and ``s3 ingest`` of two conversations ran, with what each ingest reported: made
+    once for this file, copied for each test (``ingested``)."""
+    root = tmp_path_factory.mktemp("ingested")
+    home = made_home(root)
+    env = {k: v for k, v in os.environ.items() if k != "SOPHIA_HOOK_GUARD"}
+    env.update(HOME=str(root), SOPHIA_HOME=str(home), PYTHONPATH=str(LIB))
     out = {}
     for name, topic in (("conv-a", "walrus sanctuary"), ("conv-b", "zeppelin hangar")):
-        r = run_s3(["ingest", str(_conversation(tmp_path / f"{name}.jsonl", topic)), "--source", name, "--json"],
-                   s3_env)
+        r = run_s3(["ingest", str(_conversation(root / f"{name}.jsonl", topic)), "--source", name, "--json"], env)
         assert r.returncode == 0, r.stderr
         out[name] = json.loads(r.stdout)
-    return out
+    yield home, out
+    stop_embedding_services(root)
+
+
+@pytest.fixture
+def ingested(s3_env: dict[str, str], ingested_home: tuple[Path, dict[str, Any]]) -> dict[str, Any]:
+    copy_home(ingested_home[0], s3_env)
+    return ingested_home[1]
 
 
 def _recall(env: dict[str, str], query: str) -> list[dict[str, Any]]:
