@@ -20,7 +20,8 @@
 # never a pyenv shim, cached in $SOPHIA_HOME/run/python), sophia_py MODULE ARGS... (runs a stdlib-only module of
 # ours as "$PY" -I -S with SOPHIA_LIB on sys.path), sophia_py_file FILE ARGS... (runs "$PY" -I -S
 # "$SOPHIA_LIB/FILE"), sophia_read_stdin (reads the whole hook payload into SOPHIA_INPUT), sophia_hook NAME
-# (runs the Python hook lib/sophia/hooks/NAME.py: by the resident hook runner, else one-shot).
+# (runs the Python hook lib/sophia/hooks/NAME.py: by the resident hook runner, else one-shot),
+# sophia_resident_alive KIND (whether a resident of this home and kit runs: no fork).
 
 umask 077
 set -E
@@ -118,18 +119,25 @@ sophia_hook() {
   esac
 }
 
-# The resident hook runner's key file (0600 in a 0700 folder, -O: ours) names its port, pid, two secrets
-# and the lib folder it runs: the payload goes only to a live pid of ours (kill -0) running this kit.
+# sophia_resident_alive KIND: whether this state home's resident of KIND (hooks: the hook runner, guardian:
+# the guardian's analyzer) runs this kit. Its key file, run/KIND/resident (0600 in a 0700 folder, -O: ours;
+# the layout is lib/sophia/resident.py's), names its port, two secrets, the lib folder it runs and its pid:
+# true only for a live pid of ours (kill -0) running this kit's lib. Sets _s3_port, _s3_rq, _s3_ra.
+sophia_resident_alive() {
+  local dir=$SOPHIA_HOME/run/$1 lib="" pid=""
+  local key=$dir/resident
+  _s3_port="" _s3_rq="" _s3_ra=""
+  [[ -e $key && -O $dir && -O $key ]] || return 1
+  { IFS= read -r _s3_port && IFS= read -r _s3_rq && IFS= read -r _s3_ra && IFS= read -r lib && IFS= read -r pid; } <"$key" 2>/dev/null || return 1
+  [[ $_s3_port =~ ^[0-9]+$ && $pid =~ ^[0-9]+$ && ${#_s3_rq} -ge 32 && ${#_s3_ra} -ge 32 && $lib == "$SOPHIA_LIB" ]] || return 1
+  kill -0 "$pid" 2>/dev/null
+}
+
+# The resident hook runner of this home and kit (sophia_resident_alive hooks): the payload goes only to it.
 # Opens fd 8 to it; returns 1 (nothing opened) when there is none.
 _sophia_resident_open() {
-  local dir=$SOPHIA_HOME/run/hooks port="" lib="" pid=""
-  local key=$dir/resident
-  _s3_rq="" _s3_ra=""
-  [[ -e $key && -O $dir && -O $key ]] || return 1
-  { IFS= read -r port && IFS= read -r _s3_rq && IFS= read -r _s3_ra && IFS= read -r lib && IFS= read -r pid; } <"$key" 2>/dev/null || return 1
-  [[ $port =~ ^[0-9]+$ && $pid =~ ^[0-9]+$ && ${#_s3_rq} -ge 32 && ${#_s3_ra} -ge 32 && $lib == "$SOPHIA_LIB" ]] || return 1
-  kill -0 "$pid" 2>/dev/null || return 1
-  { exec 8<>"/dev/tcp/127.0.0.1/$port"; } 2>/dev/null || return 1
+  sophia_resident_alive hooks || return 1
+  { exec 8<>"/dev/tcp/127.0.0.1/$_s3_port"; } 2>/dev/null || return 1
 }
 
 # Sends the request on fd 8: the secret, the hook's name, folder, exported environment and payload, in one

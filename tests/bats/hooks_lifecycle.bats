@@ -5,6 +5,7 @@ load processes
 
 teardown() {
   stop_test_processes
+  [[ -z ${LIVE_PID:-} ]] || kill "$LIVE_PID" 2>/dev/null || true
 }
 
 setup() {
@@ -255,6 +256,60 @@ ms() { echo $(($(date +%s%N) / 1000000)); }
   n=$(jq -r '.hookSpecificOutput.additionalContext | length' <<<"$output")
   [ "$n" -le 800 ] && [ "$n" -gt 100 ]
   [[ $(jq -r '.hookSpecificOutput.additionalContext' <<<"$output") == *rule_* ]]
+}
+
+# guardian_key PID LIB: a key file of the guardian's resident analyzer naming PID and LIB (port and secrets
+# well formed; nothing listens: the test is about what SessionStart starts, not about answers).
+guardian_key() {
+  mkdir -p "$SOPHIA_HOME/run/guardian"
+  chmod 700 "$SOPHIA_HOME/run/guardian"
+  printf '%s\n' 1 "$(printf 'q%.0s' {1..64})" "$(printf 'a%.0s' {1..64})" "$2" "$1" >"$SOPHIA_HOME/run/guardian/resident"
+  chmod 600 "$SOPHIA_HOME/run/guardian/resident"
+}
+
+# started_guardian WITHIN: whether the python SessionStart ran (a wrapper that logs its arguments) was
+# asked to start the guardian's resident analyzer within WITHIN tenths of a second (the start is detached).
+started_guardian() {
+  local i
+  for ((i = 0; i < $1; i++)); do
+    grep -q 'guardian/resident.py' "$BATS_TEST_TMPDIR/py.log" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+@test "session_start: no second guardian resident when one of this kit is alive; a stale key starts one" {
+  init_home
+  local real=$SOPHIA_PYTHON lib=$HOOKS/../lib dead
+  printf '#!/usr/bin/env bash\nprintf "%%s\\n" "$*" >>"%s"\nexec "%s" "$@"\n' "$BATS_TEST_TMPDIR/py.log" "$real" >"$BATS_TEST_TMPDIR/py"
+  chmod +x "$BATS_TEST_TMPDIR/py"
+  export SOPHIA_PYTHON=$BATS_TEST_TMPDIR/py SOPHIA_HOOK_RESIDENT=0
+  sleep 300 3>&- &
+  LIVE_PID=$!
+  sleep 0 3>&- &
+  dead=$!
+  wait "$dead" || true
+  # alive, this kit's lib: nothing started (the hook itself still ran one-shot through the wrapper)
+  guardian_key "$LIVE_PID" "$lib"
+  payload SessionStart | "$HOOKS/session_start.sh" >/dev/null
+  run started_guardian 15
+  [ "$status" -eq 1 ]
+  grep -q 'launch.py session_start' "$BATS_TEST_TMPDIR/py.log"
+  # the pid is dead: one is started
+  guardian_key "$dead" "$lib"
+  payload SessionStart | "$HOOKS/session_start.sh" >/dev/null
+  started_guardian 100
+  # alive but another kit's: one is started (it finds the lock free or taken, as before)
+  : >"$BATS_TEST_TMPDIR/py.log"
+  guardian_key "$LIVE_PID" "/elsewhere/lib"
+  payload SessionStart | "$HOOKS/session_start.sh" >/dev/null
+  started_guardian 100
+  # switched off: none, whatever the key says
+  : >"$BATS_TEST_TMPDIR/py.log"
+  rm -f "$SOPHIA_HOME/run/guardian/resident"
+  payload SessionStart | SOPHIA_GUARDIAN_RESIDENT=0 "$HOOKS/session_start.sh" >/dev/null
+  run started_guardian 15
+  [ "$status" -eq 1 ]
 }
 
 @test "prompt_context: silent when nothing is relevant, cites ids when something is" {
