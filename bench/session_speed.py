@@ -11,7 +11,9 @@
    user), in one copy on the machine as it is ("quiet"), in the other with ``--load`` busy processes
    (``bench/loadgen.py``: 2 is a load of 2, every core of a 2-core machine taken), session by session
    alternately, so the rest of the machine's noise hits both alike. Each session's detached learners
-   finish before the next session starts.
+   finish before the next session starts, the load taken off first: they run at the lowest CPU priority
+   (``runtime.background``), so two spinning processes would hold them back for minutes, and no hook is
+   timed while they are waited for either way.
 
 Every hook run is followed by its baseline fed the same payload: ``bash -c 'cat >/dev/null'`` for the bash
 hooks (PreToolUse, PostToolUse), ``python -I -S -c pass`` of the hooks' interpreter for the Python ones.
@@ -165,8 +167,8 @@ def replay_pass(files: list[Path], timer: Timer, homes: list[tuple[str, Path, di
             timer.phase = phase
             with busy(load if phase == "loaded" else 0):
                 R.replay(f, env, 0, again=True, guard=True)
-                done[str(home)] += 1
-                wait_learners(home, done[str(home)])
+            done[str(home)] += 1
+            wait_learners(home, done[str(home)])
 
 
 def main() -> int:

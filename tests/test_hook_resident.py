@@ -142,8 +142,8 @@ def test_environment_folder_and_streams_are_the_hooks_and_come_back(home: Path, 
     from sophia.hooks import resident
 
     before_env, before_cwd, before_out = dict(os.environ), os.getcwd(), sys.stdout
-    code, out, err = resident.answer("prompt_context", str(tmp_path / "proj"), env,
-                                     json.dumps(prompt("inproc", tmp_path)).encode())
+    code, out, err, _work = resident.answer("prompt_context", str(tmp_path / "proj"), env,
+                                            json.dumps(prompt("inproc", tmp_path)).encode())
     assert code == 0 and err == b"" and "advisory lock" in context(out.decode())
     assert dict(os.environ) == before_env and sys.stdout is before_out
     assert os.getcwd() == "/"  # a resident waits in / (the test's own folder comes back below)

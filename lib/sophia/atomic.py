@@ -5,6 +5,11 @@ target, and the directory is fsynced: a reader sees the old file or the new one,
 a half-written or empty one, even if the writer is killed. The newest good version
 of a state file is also copied under ``backups/last/`` so ``s3 doctor --repair`` can
 restore it.
+
+Inside :func:`deferred_sync` a durable write that replaces a file renames the new version into place
+unsynced (as a ``durable=False`` write does: the rename over the old file never leaves it torn or
+empty) and the fsyncs wait for :func:`sync_files`: SessionEnd's, until its answer is out. A new file is
+still fsynced at once (nothing guards a fresh name's content but its fsync).
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from .errors import StateFileError, StateWriteError
 
 TYPE_CHECKING = False  # typing costs a few ms to import: annotations only
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import Any
 
 FILE_MODE = 0o600
@@ -30,6 +36,36 @@ def ensure_dir(path: Path) -> None:
             path.mkdir(parents=True, exist_ok=True, mode=DIR_MODE)
         except OSError as exc:
             raise StateWriteError(path, exc.strerror or str(exc)) from exc
+
+
+# the files whose fsync waits (deferred_sync): None when a durable write fsyncs at once
+_deferred: list[str] | None = None
+
+
+@contextlib.contextmanager
+def deferred_sync() -> Iterator[list[str]]:
+    """Inside, a durable write over an existing file puts off its fsyncs and adds the file to the list
+    yielded; pass the list to :func:`sync_files` (once, later). Outside, writes fsync at once again."""
+    global _deferred
+    outer, _deferred = _deferred, []
+    try:
+        yield _deferred
+    finally:
+        _deferred = outer
+
+
+def sync_files(files: list[str]) -> None:
+    """fsync each file (one gone since is skipped), then each folder holding one: what :func:`deferred_sync`
+    put off, now as durable as a write that fsynced at once."""
+    for f in dict.fromkeys(files):
+        with contextlib.suppress(OSError):
+            fd = os.open(f, os.O_RDONLY | os.O_CLOEXEC)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+    for folder in dict.fromkeys(os.path.dirname(f) for f in files):
+        _fsync_dir(Path(folder))
 
 
 def _fsync_dir(path: Path) -> None:
@@ -51,6 +87,8 @@ def write_bytes_atomic(path: Path | str, data: bytes, *, keep_last: Path | None 
     target = Path(path)
     ensure_dir(target.parent)
     tmp_name = ""
+    pending = _deferred if durable and _deferred is not None and target.exists() else None
+    durable = durable and pending is None
     try:
         # os.open with O_EXCL instead of tempfile.mkstemp: importing tempfile costs hooks a few ms.
         tmp_name = str(target.parent / f".{target.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
@@ -69,6 +107,8 @@ def write_bytes_atomic(path: Path | str, data: bytes, *, keep_last: Path | None 
         tmp_name = ""
         if durable:
             _fsync_dir(target.parent)
+        elif pending is not None:
+            pending.append(str(target))
         if keep_last is not None:
             # A copy, not a hard link: a hand edit in place would change a linked twin too.
             with contextlib.suppress(StateWriteError):

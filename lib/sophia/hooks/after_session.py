@@ -1,8 +1,8 @@
 """What a finished session teaches, run detached after SessionEnd. Standard library only.
 
 The SessionEnd hook only *launches* this file (``python -I -S after_session.py JOB_JSON``: one
-``posix_spawn`` in its own session, output to ``logs/learning.log``) and returns. Here, with no
-budget to keep:
+``posix_spawn`` in its own session, output to ``logs/learning.log``, at the lowest CPU priority; the
+resident hook runner once the hook's answer is out) and returns. Here, with no budget to keep:
 
 1. the zero-token learners (:func:`learners.learn_transcript`: error -> fix procedures, the project
    playbook, recurring failures), always: they cost no tokens; and the user model's preferences, goals
@@ -40,8 +40,10 @@ RESOLVED_ENV = "SOPHIA_LEARNING_PYTHON"  # set once the runner runs in the Pytho
 
 def launch(home: Path, job: dict[str, Any]) -> int | None:
     """Start this file detached on ``job`` (session, transcript, project, cwd, episode, trivial); its pid.
-    ``posix_spawn`` with ``setsid``: no ``subprocess`` import on the hook's path."""
+    ``posix_spawn`` with ``setsid``: no ``subprocess`` import on the hook's path. It runs, and what it
+    starts (the worker) runs, at the lowest CPU priority (:func:`runtime.background`)."""
     from .. import paths
+    from .runtime import background
 
     logs = paths.logs_dir(home)
     logs.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -50,8 +52,8 @@ def launch(home: Path, job: dict[str, Any]) -> int | None:
     actions = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
                (os.POSIX_SPAWN_OPEN, 1, out, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600),
                (os.POSIX_SPAWN_DUP2, 1, 2)]
-    return os.posix_spawn(sys.executable, [sys.executable, "-I", "-S", __file__, json.dumps(job)], env,
-                          file_actions=actions, setsid=True)
+    return background(os.posix_spawn(sys.executable, [sys.executable, "-I", "-S", __file__, json.dumps(job)], env,
+                                     file_actions=actions, setsid=True))
 
 
 def opted_out(project: str | None, cfg: dict[str, Any]) -> str | None:

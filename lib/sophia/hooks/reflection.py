@@ -5,7 +5,8 @@
 ``reflection_every_n_episodes`` non-trivial episodes). Never while ``learning_enabled`` is true: the
 digest worker's second stage (``reflect``) then reflects on each session, and a session is not reflected
 on twice. The hook only *launches*
-:mod:`sophia.hooks.reflect_runner` detached (own session, output to ``logs/``) and returns.
+:mod:`sophia.hooks.reflect_runner` detached (own session, output to ``logs/``, the lowest CPU priority)
+and returns.
 
 Never recursive: the runner's environment has ``SOPHIA_HOOK_GUARD=1`` (every hook exits at
 once when it sees it), its ``claude -p`` is sealed (``--setting-sources ""``: none of the user's hooks
@@ -92,4 +93,6 @@ def launch(home: Path, episode_ids: list[str], *, python: str | None = None) -> 
     finally:
         with contextlib.suppress(OSError):
             os.close(out)
-    return proc.pid
+    from .runtime import background
+
+    return background(proc.pid)

@@ -20,12 +20,15 @@ folder, its stdin is the payload and its stdout and stderr are captured; the mod
 one-shot run (the same time limit, the same one line on failure). The answer: ``<answer secret> <exit
 code> <stdout bytes> <stderr bytes>\\n`` in fixed widths (:func:`head`), stdout, stderr. It declines (exit
 code ``---``: the hook then runs one-shot) a hook it does not run, or another state home, folder or loader environment than its own.
-Requests are served one at a time; the detached children the hooks start are reaped when they end (checked
-after each request and every few seconds).
+Requests are served one at a time; what a hook put off until its answer is out (``runtime.later``:
+SessionEnd's fsyncs, starting its learners) is done right after the answer is sent, in the request's
+environment; the detached children the hooks start are reaped when they end (checked after each request
+and every few seconds).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 
@@ -42,7 +45,8 @@ LOADER = ("LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT")
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import socket
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
+    from typing import Any
 
 
 def hook_names() -> tuple[str, ...]:
@@ -64,14 +68,21 @@ class HookResident(base.Resident):
             return
         name, pwd, env, payload = req
         why = self.declined(name, pwd, env)
+        work: list[Any] = []
         if why:
             code, out, err = None, b"", why.encode()
         else:
-            code, out, err = answer(name, pwd, env, payload)
+            code, out, err, work = answer(name, pwd, env, payload)
         try:
             conn.sendall(head(self.ans, code, out, err) + out + err)
         except OSError:
             pass
+        if work:  # what the hook put off until its answer was out (runtime.later), in its environment
+            conn.close()
+            from . import runtime
+
+            with _in_request(env, pwd, strict=False):
+                runtime.run_later(work, name)
 
     def tick(self) -> None:
         reap()
@@ -126,35 +137,53 @@ def read_request(conn: socket.socket, secret: bytes) -> tuple[str, str, dict[str
     return text[1], text[2], env, fields[4 + count]
 
 
-def answer(name: str, pwd: str, env: dict[str, str], payload: bytes) -> tuple[int, bytes, bytes]:
+def answer(name: str, pwd: str, env: dict[str, str], payload: bytes) -> tuple[int, bytes, bytes, list[Any]]:
     """Run hook ``name``'s ``cli()`` as a one-shot run would, in ``env`` and ``pwd`` on ``payload``:
-    (exit code, stdout, stderr). The process's own environment, folder and streams come back after."""
+    (exit code, stdout, stderr, what it put off until its answer is out: ``runtime.later``). The
+    process's own environment, folder and streams come back after."""
     import io
     import signal
 
-    saved_env, saved = dict(os.environ), (sys.stdin, sys.stdout, sys.stderr, sys.argv)
+    from . import runtime
+
+    saved = (sys.stdin, sys.stdout, sys.stderr, sys.argv)
     out, err = io.BytesIO(), io.BytesIO()
     streams = (io.TextIOWrapper(io.BytesIO(payload), encoding="utf-8"),
                io.TextIOWrapper(out, encoding="utf-8", write_through=True),
                io.TextIOWrapper(err, encoding="utf-8", errors="backslashreplace", write_through=True))
     code = 0
+    with runtime.deferred() as work, _in_request(env, pwd):
+        try:
+            sys.stdin, sys.stdout, sys.stderr = streams
+            sys.argv = [os.path.join(os.path.dirname(__file__), "launch.py"), name]
+            code = _run_cli(name)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)  # the hook's time limit (runtime.run) ends with it
+            signal.signal(signal.SIGALRM, signal.SIG_DFL)
+            sys.stdin, sys.stdout, sys.stderr, sys.argv = saved
+    for s in streams:
+        s.flush()
+    return code, out.getvalue(), err.getvalue(), list(work)
+
+
+@contextlib.contextmanager
+def _in_request(env: dict[str, str], pwd: str, strict: bool = True) -> Iterator[None]:
+    """The request's environment and folder (``strict=False``: the root when its folder is gone), then the
+    process's own again."""
+    saved_env = dict(os.environ)
     try:
         os.environ.clear()
         os.environ.update(env)
-        os.chdir(pwd)
-        sys.stdin, sys.stdout, sys.stderr = streams
-        sys.argv = [os.path.join(os.path.dirname(__file__), "launch.py"), name]
-        code = _run_cli(name)
+        try:
+            os.chdir(pwd)
+        except OSError:
+            if strict:
+                raise
+        yield
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)  # the hook's time limit (runtime.run) ends with it
-        signal.signal(signal.SIGALRM, signal.SIG_DFL)
-        sys.stdin, sys.stdout, sys.stderr, sys.argv = saved
         os.environ.clear()
         os.environ.update(saved_env)
         os.chdir("/")
-    for s in streams:
-        s.flush()
-    return code, out.getvalue(), err.getvalue()
 
 
 def _run_cli(name: str) -> int:

@@ -2,10 +2,14 @@
 
 A hook must never break the session: :func:`run` catches everything, writes one line to
 ``logs/hooks.log`` and at most one line to stderr, and exits 0.
+
+Work nobody waits for (SessionEnd's fsyncs, starting its learners) goes through :func:`later`: the
+resident hook runner does it once the hook's answer is out; anywhere else it is done at once.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -15,10 +19,14 @@ from .. import config_defaults, paths
 
 TYPE_CHECKING = False  # typing costs a few ms to import: annotations only
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
     from typing import Any
 
 MAX_PAYLOAD = 32 * 1024 * 1024
+LEARNER_NICE = 19  # the detached learners' CPU priority: the lowest (os.setpriority)
+
+# what waits until the answer is out, while the resident hook runner answers (``deferred``); None elsewhere
+_later: list[tuple[Callable[..., object], tuple[Any, ...]]] | None = None
 
 
 def guarded() -> bool:
@@ -68,6 +76,46 @@ def log(message: str, home: Path | None = None, name: str = "hooks.log") -> None
         append_line(paths.logs_dir(home) / name, f"{iso()} {redact(message)[:2000]}")
     except Exception:  # noqa: BLE001 - logging must never fail a hook
         pass
+
+
+def later(fn: Callable[..., object], *args: Any) -> None:
+    """``fn(*args)`` once the hook's answer is out: in the resident hook runner, after it sent the answer
+    (the user's client waits for none of it); in a one-shot hook or any other caller, now."""
+    if _later is None:
+        fn(*args)
+    else:
+        _later.append((fn, args))
+
+
+@contextlib.contextmanager
+def deferred() -> Iterator[list[tuple[Callable[..., object], tuple[Any, ...]]]]:
+    """Inside, :func:`later` keeps what it is given in the list yielded, for :func:`run_later`."""
+    global _later
+    outer, _later = _later, []
+    try:
+        yield _later
+    finally:
+        _later = outer
+
+
+def run_later(work: list[tuple[Callable[..., object], tuple[Any, ...]]], name: str) -> None:
+    """Do what :func:`later` kept, in order; a failure is one line in ``logs/hooks.log``."""
+    for fn, args in work:
+        try:
+            fn(*args)
+        except Exception as exc:  # noqa: BLE001 - the answer is out; nothing may fail the session now
+            log(f"{name}: after the answer: {type(exc).__name__}: {exc}")
+
+
+def background(pid: int | None) -> int | None:
+    """Give a detached learner just started (and what it starts) the lowest CPU priority: it must not
+    compete with what the user waits for. Where that is refused it runs as it is. Returns ``pid``."""
+    if pid:
+        try:
+            os.setpriority(os.PRIO_PROCESS, pid, LEARNER_NICE)
+        except (OSError, AttributeError):
+            pass
+    return pid
 
 
 def emit_context(event: str, text: str) -> None:

@@ -21,12 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from sophia import paths
-from sophia.atomic import read_json
+from sophia.atomic import deferred_sync, read_json, sync_files
 from sophia.errors import SophiaError
 from sophia.hooks import episode as episode_mod
 from sophia.hooks import transcript as transcript_mod
 from sophia.hooks.project import git_info, project_of
-from sophia.hooks.runtime import load_config, log, read_payload, run, safe_session
+from sophia.hooks.runtime import later, load_config, log, read_payload, run, safe_session
 from sophia.locking import locked
 from sophia.timeutil import iso
 
@@ -122,11 +122,13 @@ def process(payload: dict[str, Any], home: Path | None = None, *, past: bool = F
     run.past = past
     cfg = load_config(run.home)
     sp = state_file(run.home, sid)
-    with locked(sp, timeout=1.0):
+    with deferred_sync() as written, locked(sp, timeout=1.0):
         new_prompts = _read_session(run, sp)
         episode, new_episode = _update_episode(run)
         _update_models(run, cfg, new_prompts, episode, new_episode)
         _write_state(sp, run.state)
+    if written:  # SessionEnd's rewrites are fsynced once its answer is out (a new file was at once)
+        later(sync_files, written)
     if episode is not None:
         _index(run, episode)
     run.report["bad_lines"] = int(run.tstate.get("bad_lines") or 0)
@@ -357,26 +359,37 @@ def _forget_shown(run: _Run) -> None:
 
 
 def _reflect(run: _Run, cfg: dict[str, Any], episode: dict[str, Any]) -> None:
-    """Launch the opted-in reflection, detached."""
+    """Launch the opted-in reflection, detached, once the answer is out (:func:`runtime.later`)."""
     from sophia.hooks import reflection
 
     ids = reflection.episodes_to_reflect(run.home, cfg, episode)
     if ids:
-        pid = reflection.launch(run.home, ids)
-        run.report["reflection"] = pid
-        if pid:
-            log(f"session_end: reflection launched for {ids} (pid {pid})", run.home)
+        later(_launch_reflection, run, ids)
+
+
+def _launch_reflection(run: _Run, ids: list[str]) -> None:
+    from sophia.hooks import reflection
+
+    pid = reflection.launch(run.home, ids)
+    run.report["reflection"] = pid
+    if pid:
+        log(f"session_end: reflection launched for {ids} (pid {pid})", run.home)
 
 
 def _learn_after(run: _Run, episode: dict[str, Any]) -> None:
     """Launch the after-session learning detached: the zero-token learners, then (if the user turned
-    learning on and the project did not opt out) the digest job and its worker. One spawn, no wait."""
-    from sophia.hooks import after_session
-
+    learning on and the project did not opt out) the digest job and its worker. One spawn, no wait, once
+    the answer is out (:func:`runtime.later`)."""
     cwd = run.text("cwd") or run.tstate.get("cwd")
     job = {"session": run.sid, "transcript": run.text("transcript_path") or "", "project": run.project,
            "cwd": cwd if isinstance(cwd, str) else "", "episode": episode.get("id"),
            "trivial": bool(episode.get("trivial"))}
+    later(_launch_learning, run, job)
+
+
+def _launch_learning(run: _Run, job: dict[str, Any]) -> None:
+    from sophia.hooks import after_session
+
     try:
         run.report["learning"] = after_session.launch(run.home, job)
     except (OSError, NotImplementedError) as exc:  # NotImplementedError: no setsid in this posix_spawn
