@@ -6,7 +6,10 @@ what the context hooks inject.
 Each transcript is replayed line by line into a growing copy, as Claude Code writes it: SessionStart at
 the start; for every prompt the user typed, first Stop (the previous turn ended), then UserPromptSubmit
 (``hooks/prompt_context.sh``) with that prompt; for every tool result, PostToolUse or PostToolUseFailure
-(``hooks/log_action.sh``) with the call's input and result; SessionEnd at the end. All sessions go into
+(``hooks/log_action.sh``) with the call's input and result; at the end, Stop when the last turn ended
+(its last message is the assistant's and calls no tool: Claude Code fires Stop at the end of every
+assistant turn, so the session's end never finds a turn unrecorded; a session cut mid-turn gets none),
+then SessionEnd. All sessions go into
 one fresh SOPHIA_HOME in file order, so later sessions can be given memories of earlier ones; with
 ``--again`` each session is then replayed once more under a new id in its own project (a returning
 session: what SessionStart and the prompts are given from the first pass). Prints, per
@@ -98,9 +101,12 @@ def replay(path: Path, env: dict[str, str], show: int, again: bool = False, guar
     prompts, injected, texts = 0, [], []
     samples: list[tuple[str, str]] = []
     t0 = time.perf_counter()
+    turn_ended = False
     with live.open("ab") as fh:
         for raw in lines:
             obj = parse_line(raw) or {}
+            if obj.get("type") in ("user", "assistant") and not obj.get("isSidechain"):
+                turn_ended = obj["type"] == "assistant" and not tool_calls(obj)
             prompt = user_prompt(obj)
             if prompt:
                 fh.flush()
@@ -122,6 +128,8 @@ def replay(path: Path, env: dict[str, str], show: int, again: bool = False, guar
             for ev in tool_events(obj, calls) if obj.get("type") == "user" else ():
                 fh.flush()
                 hook("log_action", {**base, **ev}, env)
+    if turn_ended:
+        hook("session_end", {**base, "hook_event_name": "Stop", "stop_hook_active": False}, env)
     hook("session_end", {**base, "hook_event_name": "SessionEnd", "reason": "other"}, env)
     return {"file": path.name[:60], "session": sid, "prompts": prompts, "injected": injected,
             "session_start_chars": len(start), "session_start": start, "samples": samples, "texts": texts,

@@ -6,7 +6,10 @@
 1. A fresh state home; every dev transcript replayed into it through the kit's hooks as Claude Code runs
    them (``bench/replay_transcripts.py``): SessionStart; per prompt a Stop (the turn before ended) then
    UserPromptSubmit; per tool call PreToolUse (the guardian, its resident analyzer started by
-   SessionStart) and PostToolUse; SessionEnd. This first pass fills the memory.
+   SessionStart) and PostToolUse; Stop when the last turn ended, then SessionEnd. This first pass fills
+   the memory. (Before 2026-11-27 the replay left out that last Stop, which Claude Code fires at the end of
+   every assistant turn, so SessionEnd was timed recording the last turn itself, which no real
+   SessionEnd does: 13 of the 20 dev sessions end on a finished turn.)
 2. Two copies of that home; each session replayed once more under a new id in its project (a returning
    user), in one copy on the machine as it is ("quiet"), in the other with ``--load`` busy processes
    (``bench/loadgen.py``: 2 is a load of 2, every core of a 2-core machine taken), session by session
