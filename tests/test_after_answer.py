@@ -147,3 +147,34 @@ def test_the_resident_answers_session_end_before_its_fsyncs_and_learners(
     backup = sophia_home / "backups" / "last" / "self_model.json"
     for f in (episode, paths.episode_index_path(sophia_home), paths.self_model_path(sophia_home), backup):
         assert str(f) in synced and str(f.parent) in synced, f
+
+
+def test_the_resident_answers_session_start_before_it_starts_a_refresh(
+        sophia_home: Path, session: tuple[dict[str, Any], dict[str, Any]], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A new project's SessionStart starts Claude Code's memory refresh (and asks the team sync), but only once
+    its answer is out: a process starting beside the hook would compete with it for the CPU. A one-shot run
+    (no resident) starts it at once."""
+    from sophia.memory import claude_code
+    from sophia.team import launch
+
+    started: list[tuple[str, str | None]] = []
+    monkeypatch.setattr(claude_code, "start_refresh", lambda home, project: started.append(("cc", project)) or 1)
+    monkeypatch.setattr(launch, "kick", lambda home, why: started.append(("team", why)) or False)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SOPHIA_", "CLAUDE"))}
+    env.update(SOPHIA_HOME=str(sophia_home), SOPHIA_RECALL_SEMANTIC="0")
+    pwd = str(tmp_path / "proj")
+    payload = {"hook_event_name": "SessionStart", "session_id": "s-start", "source": "startup", "cwd": pwd}
+    cwd = os.getcwd()
+    code, _out, _err, work = resident.answer("session_start", pwd, env, json.dumps(payload).encode())
+    os.chdir(cwd)
+    assert code == 0 and started == [] and len(work) == 1
+    runtime.run_later(work, "session_start")
+    assert started == [("team", "session start"), ("cc", pwd)]
+    started.clear()
+    from sophia.hooks import session_start
+
+    monkeypatch.setattr(runtime, "read_payload", lambda: payload)
+    monkeypatch.setattr(session_start, "read_payload", lambda: payload)
+    session_start.main()  # one-shot: at once
+    assert started == [("team", "session start"), ("cc", pwd)]

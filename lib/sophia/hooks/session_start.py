@@ -17,7 +17,7 @@ not shown here. The ids shown start the session's record of what its context hol
 (:mod:`sophia.hooks.shown`), whatever the ``source`` (startup, resume, clear, compact).
 
 Claude Code's own memory (``cc_memory``) is never part of it; when its files changed, a detached refresh
-re-indexes them, and so does one the project's team memory (``<project>/.sophia/team``) when its folder
+started after the answer re-indexes them, and so does one the project's team memory (``<project>/.sophia/team``) when its folder
 changed. Reads only small files: the capped episode index (1000 entries), the few episode files shown,
 the rules, ``memory/foresight.json``, the self model, the user model.
 """
@@ -32,7 +32,7 @@ from sophia import gaps, kinds, paths
 from sophia.hooks import shown
 from sophia.hooks.context import ago, episode_lines, fit, memory_items, one_line, read_json_quiet, stems
 from sophia.hooks.project import project_of
-from sophia.hooks.runtime import emit_context, load_config, read_payload, run, safe_session
+from sophia.hooks.runtime import emit_context, later, load_config, read_payload, run, safe_session
 from sophia.timeutil import parse
 
 TYPE_CHECKING = False  # typing costs a few ms to import: annotations only
@@ -244,9 +244,6 @@ def main() -> None:
     home = paths.sophia_home()
     if not home.is_dir():
         return
-    from ..team.launch import kick
-
-    kick(home, "session start")  # detached, returns at once; nothing when team sync is not configured
     cfg = load_config(home)
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else os.environ.get("CLAUDE_PROJECT_DIR")
     text = build_context(home, cfg, cwd) if cfg["context"]["session_start_enabled"] else ""
@@ -254,8 +251,17 @@ def main() -> None:
         emit_context("SessionStart", text)
     source = str(payload.get("source") or "startup")[:20]
     shown.start(home, safe_session(payload.get("session_id")), f"SessionStart:{source}", shown.ids_in(text))
-    project = project_of(cwd)
-    if cfg["context"]["session_start_enabled"]:
+    later(start_refreshes, home, project_of(cwd), cfg["context"]["session_start_enabled"])
+
+
+def start_refreshes(home: Path, project: str | None, claude_memory: bool) -> None:
+    """The detached refreshes, started once the answer is out (:func:`runtime.later`: a process starting
+    beside the hook's own work would compete with it for the CPU): the team database's sync (nothing when
+    none is configured), Claude Code's memory and the project's team folder when they changed."""
+    from ..team.launch import kick
+
+    kick(home, "session start")
+    if claude_memory:
         refresh_claude_memory(home, project)
     refresh_team_memory(home, project)
 
