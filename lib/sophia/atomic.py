@@ -58,19 +58,19 @@ def sync_files(files: list[str]) -> None:
     """fsync each file (one gone since is skipped), then each folder holding one: what :func:`deferred_sync`
     put off, now as durable as a write that fsynced at once."""
     for f in dict.fromkeys(files):
-        with contextlib.suppress(OSError):
-            fd = os.open(f, os.O_RDONLY | os.O_CLOEXEC)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+        _fsync_path(f, os.O_RDONLY)
     for folder in dict.fromkeys(os.path.dirname(f) for f in files):
         _fsync_dir(Path(folder))
 
 
 def _fsync_dir(path: Path) -> None:
+    _fsync_path(path, os.O_RDONLY | os.O_DIRECTORY)
+
+
+def _fsync_path(path: Path | str, flags: int) -> None:
+    """fsync what ``path`` names (opened with ``flags``); one gone or refused is skipped."""
     with contextlib.suppress(OSError):
-        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+        fd = os.open(path, flags | os.O_CLOEXEC)
         try:
             os.fsync(fd)
         finally:
