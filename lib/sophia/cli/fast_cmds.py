@@ -80,17 +80,20 @@ def _list(word: str, json_out: bool) -> int | None:
     kind = kinds.by_plural(word)
     if kind is None or word not in kinds.list_words() or kind.store == "team":
         return None  # gaps, conflicts, sources (pydantic, other lines), team (refreshed first), unknown words
-    home, made_under = None, None
+    kept_by: tuple[Any, Any, str] | None = None  # (home, rules file, key) when the output may be kept
     if kind.store == "rules":
         from .. import paths
         from . import list_cache
 
         home = paths.sophia_home()
-        made_under = list_cache.key(paths.rules_path(home))
-        kept = list_cache.read(home, word, json_out, made_under) if made_under else None
-        if kept is not None:
-            _write(kept)
-            return 0
+        source = paths.rules_path(home)
+        made_under = list_cache.key(source)
+        if made_under is not None:
+            kept = list_cache.read(home, word, json_out, made_under)
+            if kept is not None:
+                _write(kept)
+                return 0
+            kept_by = (home, source, made_under)
     try:
         items: list[Any] = _load(word, kind.store)
     except Exception:  # noqa: BLE001 - an unreadable store: the typer path names it as it always has
@@ -99,11 +102,10 @@ def _list(word: str, json_out: bool) -> int | None:
     if text is None:
         return None
     _write(text)
-    if home is not None and made_under is not None and text:
-        from .. import paths
+    if kept_by is not None and text:
         from . import list_cache
 
-        list_cache.keep(home, word, json_out, made_under, paths.rules_path(home), text)
+        list_cache.keep(kept_by[0], word, json_out, kept_by[2], kept_by[1], text)
     return 0
 
 
